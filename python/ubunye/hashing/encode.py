@@ -1,0 +1,161 @@
+"""Arrow arrays to rows-v1 JSON texts, whole columns at a time: sections 2 to 6 of docs/rows-v1.md.
+
+Each encoder returns a string array holding one value's canonical JSON per slot, null where the value is null;
+the caller decides what a null becomes (left out in objects, ``null`` in lists and map values).
+"""
+
+from __future__ import annotations
+
+import binascii
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ubunye.exceptions import HashError
+from ubunye.hashing.numbers import format_decimals, format_floats
+from ubunye.hashing.temporal import format_dates, format_timestamps
+from ubunye.hashing.text import json_string, json_strings
+
+_SKIP_NULLS = pc.JoinOptions(null_handling="replace", null_replacement="")
+
+
+def _binary(arr: pa.Array) -> pa.Array:
+    # Arrow has no base64 kernel; binascii runs in C per value.
+    texts = [
+        None
+        if v is None
+        else '"' + binascii.b2a_base64(v, newline=False).decode() + '"'
+        for v in arr.to_pylist()
+    ]
+    return pa.array(texts, pa.string())
+
+
+def join_object(names: list[str], values: list[pa.Array], length: int) -> pa.Array:
+    """``{"name":value,...}`` per slot, names sorted by code point, null values left out (never null itself)."""
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    if not order:
+        return pa.array(["{}"] * length, pa.string())
+    parts = [
+        pc.binary_join_element_wise("," + json_string(names[i]) + ":", values[i], "")
+        for i in order
+    ]
+    body = pc.binary_join_element_wise(*parts, "", options=_SKIP_NULLS)
+    # Every member starts with a comma; drop the first one.
+    return pc.binary_join_element_wise("{", pc.utf8_slice_codeunits(body, 1), "}", "")
+
+
+def _list(arr: pa.Array, path: str) -> pa.Array:
+    if (
+        pa.types.is_fixed_size_list(arr.type)
+        or pa.types.is_list_view(arr.type)
+        or pa.types.is_large_list_view(arr.type)
+    ):
+        arr = arr.cast(pa.large_list(arr.type.value_type))
+    child = encode_array(arr.values, path + "[]").fill_null("null")
+    builder = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
+    joined = pc.binary_join(
+        builder.from_arrays(arr.offsets, child, mask=arr.is_null()), ","
+    )
+    return pc.binary_join_element_wise("[", joined, "]", "")
+
+
+def _key_text(keys: pa.Array, path: str) -> pa.Array:
+    """Map key text (section 6): the key's canonical JSON, unquoted when it is a JSON string."""
+    if (
+        pa.types.is_string(keys.type)
+        or pa.types.is_large_string(keys.type)
+        or pa.types.is_string_view(keys.type)
+    ):
+        return keys.cast(pa.string())
+    enc = encode_array(keys, path)
+    # Non-string keys that encode as JSON strings (binary, date, timestamps, NaN) hold no escapes.
+    quoted = pc.starts_with(enc, '"')
+    return pc.if_else(quoted, pc.utf8_slice_codeunits(enc, 1, -1), enc)
+
+
+def _map(arr: pa.MapArray, path: str) -> pa.Array:
+    offsets = arr.offsets.to_numpy()
+    start, stop = int(offsets[0]), int(offsets[-1])
+    entries = arr.values.slice(start, stop - start)
+    keys, items = entries.field(0), entries.field(1)
+    if keys.null_count:
+        raise HashError(
+            f"rows-v1 cannot hash field {path!r}: a map key is null (docs/rows-v1.md section 3)"
+        )
+    key_text = _key_text(keys, path + "{key}")
+    value_text = encode_array(items, path + "{value}").fill_null("null")
+    parent = np.repeat(np.arange(len(arr)), np.diff(offsets))
+    order = pc.sort_indices(
+        pa.table({"p": parent, "k": key_text, "v": value_text}),
+        sort_keys=[("p", "ascending"), ("k", "ascending"), ("v", "ascending")],
+    )
+    members = pc.binary_join_element_wise(json_strings(key_text), value_text, ":").take(
+        order
+    )
+    lists = pa.ListArray.from_arrays(
+        pa.array(offsets - start, pa.int32()), members, mask=arr.is_null()
+    )
+    return pc.binary_join_element_wise("{", pc.binary_join(lists, ","), "}", "")
+
+
+def _struct(arr: pa.StructArray, path: str) -> pa.Array:
+    t = arr.type
+    names = [t.field(i).name for i in range(t.num_fields)]
+    values = [
+        encode_array(arr.field(i), f"{path}.{names[i]}") for i in range(t.num_fields)
+    ]
+    obj = join_object(names, values, len(arr))
+    return pc.if_else(arr.is_valid(), obj, pa.nulls(len(arr), pa.string()))
+
+
+def encode_array(arr: pa.Array, path: str) -> pa.Array:
+    """The canonical JSON of every value of one Arrow array (types already checked by ``types.type_name``).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> encode_array(pa.array([[1, None], None]), "c").to_pylist()
+        ['[1,null]', None]
+    """
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        return encode_array(arr.dictionary_decode(), path)
+    if pa.types.is_boolean(t):
+        return pc.if_else(arr, "true", "false")
+    if pa.types.is_integer(t):
+        return pc.cast(arr, pa.string())
+    if pa.types.is_floating(t):
+        return format_floats(arr)
+    if pa.types.is_decimal(t):
+        return format_decimals(arr)
+    if (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_string_view(t)
+    ):
+        return json_strings(arr.cast(pa.string()))
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
+        return _binary(arr)
+    if pa.types.is_date(t):
+        return format_dates(arr)
+    if pa.types.is_timestamp(t):
+        return format_timestamps(arr, path)
+    if pa.types.is_map(t):
+        return _map(arr, path)
+    if pa.types.is_struct(t):
+        return _struct(arr, path)
+    return _list(arr, path)
+
+
+def encode_batch(batch: pa.RecordBatch) -> pa.Array:
+    """The canonical line of every row of a record batch, as an Arrow string array."""
+    values = [
+        encode_array(batch.column(i), batch.schema.names[i])
+        for i in range(batch.num_columns)
+    ]
+    return join_object(list(batch.schema.names), values, batch.num_rows)
