@@ -42,15 +42,10 @@ class FrameHash:
 
 def schema_hash(schema: str) -> str:
     """``sha256:`` of the schema string, as rows-v1 section 9 defines it."""
-    return (
-        "sha256:"
-        + hashlib.sha256(("rows-v1-schema\n" + schema).encode("utf-8")).hexdigest()
-    )
+    return "sha256:" + hashlib.sha256(("rows-v1-schema\n" + schema).encode("utf-8")).hexdigest()
 
 
-def finish(
-    schema: str, row_count: int, sum1: int, sum2: int, engine: str = "arrow"
-) -> FrameHash:
+def finish(schema: str, row_count: int, sum1: int, sum2: int, engine: str = "arrow") -> FrameHash:
     """Turn a schema string, a row count and the two sums into a FrameHash (rows-v1 section 9).
 
     Sums may be given signed (as a JVM long holds them): only their low 64 bits count.
@@ -59,13 +54,9 @@ def finish(
         >>> finish('struct<>', 0, 0, 0).data_hash[:7]
         'sha256:'
     """
-    text = (
-        f"rows-v1\n{schema}\n{int(row_count)}\n{sum1 & _MASK:016x}\n{sum2 & _MASK:016x}"
-    )
+    text = f"rows-v1\n{schema}\n{int(row_count)}\n{sum1 & _MASK:016x}\n{sum2 & _MASK:016x}"
     data_hash = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return FrameHash(
-        int(row_count), data_hash, schema_hash(schema), schema, HASH_METHOD, engine
-    )
+    return FrameHash(int(row_count), data_hash, schema_hash(schema), schema, HASH_METHOD, engine)
 
 
 def sum_lines(lines: Iterable[bytes]) -> tuple[int, int, int]:

@@ -22,12 +22,7 @@ _SKIP_NULLS = pc.JoinOptions(null_handling="replace", null_replacement="")
 
 def _binary(arr: pa.Array) -> pa.Array:
     # Arrow has no base64 kernel; binascii runs in C per value.
-    texts = [
-        None
-        if v is None
-        else '"' + binascii.b2a_base64(v, newline=False).decode() + '"'
-        for v in arr.to_pylist()
-    ]
+    texts = [None if v is None else '"' + binascii.b2a_base64(v, newline=False).decode() + '"' for v in arr.to_pylist()]
     return pa.array(texts, pa.string())
 
 
@@ -36,10 +31,7 @@ def join_object(names: list[str], values: list[pa.Array], length: int) -> pa.Arr
     order = sorted(range(len(names)), key=lambda i: names[i])
     if not order:
         return pa.array(["{}"] * length, pa.string())
-    parts = [
-        pc.binary_join_element_wise("," + json_string(names[i]) + ":", values[i], "")
-        for i in order
-    ]
+    parts = [pc.binary_join_element_wise("," + json_string(names[i]) + ":", values[i], "") for i in order]
     body = pc.binary_join_element_wise(*parts, "", options=_SKIP_NULLS)
     # Every member starts with a comma; drop the first one.
     return pc.binary_join_element_wise("{", pc.utf8_slice_codeunits(body, 1), "}", "")
@@ -54,19 +46,13 @@ def _list(arr: pa.Array, path: str) -> pa.Array:
         arr = arr.cast(pa.large_list(arr.type.value_type))
     child = encode_array(arr.values, path + "[]").fill_null("null")
     builder = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
-    joined = pc.binary_join(
-        builder.from_arrays(arr.offsets, child, mask=arr.is_null()), ","
-    )
+    joined = pc.binary_join(builder.from_arrays(arr.offsets, child, mask=arr.is_null()), ",")
     return pc.binary_join_element_wise("[", joined, "]", "")
 
 
 def _key_text(keys: pa.Array, path: str) -> pa.Array:
     """Map key text (section 6): the key's canonical JSON, unquoted when it is a JSON string."""
-    if (
-        pa.types.is_string(keys.type)
-        or pa.types.is_large_string(keys.type)
-        or pa.types.is_string_view(keys.type)
-    ):
+    if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type) or pa.types.is_string_view(keys.type):
         return keys.cast(pa.string())
     enc = encode_array(keys, path)
     # Non-string keys that encode as JSON strings (binary, date, timestamps, NaN) hold no escapes.
@@ -80,9 +66,7 @@ def _map(arr: pa.MapArray, path: str) -> pa.Array:
     entries = arr.values.slice(start, stop - start)
     keys, items = entries.field(0), entries.field(1)
     if keys.null_count:
-        raise HashError(
-            f"rows-v1 cannot hash field {path!r}: a map key is null (docs/rows-v1.md section 3)"
-        )
+        raise HashError(f"rows-v1 cannot hash field {path!r}: a map key is null (docs/rows-v1.md section 3)")
     key_text = _key_text(keys, path + "{key}")
     value_text = encode_array(items, path + "{value}").fill_null("null")
     parent = np.repeat(np.arange(len(arr)), np.diff(offsets))
@@ -90,21 +74,15 @@ def _map(arr: pa.MapArray, path: str) -> pa.Array:
         pa.table({"p": parent, "k": key_text, "v": value_text}),
         sort_keys=[("p", "ascending"), ("k", "ascending"), ("v", "ascending")],
     )
-    members = pc.binary_join_element_wise(json_strings(key_text), value_text, ":").take(
-        order
-    )
-    lists = pa.ListArray.from_arrays(
-        pa.array(offsets - start, pa.int32()), members, mask=arr.is_null()
-    )
+    members = pc.binary_join_element_wise(json_strings(key_text), value_text, ":").take(order)
+    lists = pa.ListArray.from_arrays(pa.array(offsets - start, pa.int32()), members, mask=arr.is_null())
     return pc.binary_join_element_wise("{", pc.binary_join(lists, ","), "}", "")
 
 
 def _struct(arr: pa.StructArray, path: str) -> pa.Array:
     t = arr.type
     names = [t.field(i).name for i in range(t.num_fields)]
-    values = [
-        encode_array(arr.field(i), f"{path}.{names[i]}") for i in range(t.num_fields)
-    ]
+    values = [encode_array(arr.field(i), f"{path}.{names[i]}") for i in range(t.num_fields)]
     obj = join_object(names, values, len(arr))
     return pc.if_else(arr.is_valid(), obj, pa.nulls(len(arr), pa.string()))
 
@@ -128,11 +106,7 @@ def encode_array(arr: pa.Array, path: str) -> pa.Array:
         return format_floats(arr)
     if pa.types.is_decimal(t):
         return format_decimals(arr)
-    if (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_string_view(t)
-    ):
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return json_strings(arr.cast(pa.string()))
     if (
         pa.types.is_binary(t)
@@ -154,8 +128,5 @@ def encode_array(arr: pa.Array, path: str) -> pa.Array:
 
 def encode_batch(batch: pa.RecordBatch) -> pa.Array:
     """The canonical line of every row of a record batch, as an Arrow string array."""
-    values = [
-        encode_array(batch.column(i), batch.schema.names[i])
-        for i in range(batch.num_columns)
-    ]
+    values = [encode_array(batch.column(i), batch.schema.names[i]) for i in range(batch.num_columns)]
     return join_object(list(batch.schema.names), values, batch.num_rows)

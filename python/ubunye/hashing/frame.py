@@ -22,10 +22,7 @@ def _is_pandas(frame: Any) -> bool:
 
 
 def _is_spark(frame: Any) -> bool:
-    return (
-        type(frame).__module__.startswith("pyspark.")
-        and type(frame).__name__ == "DataFrame"
-    )
+    return type(frame).__module__.startswith("pyspark.") and type(frame).__name__ == "DataFrame"
 
 
 def to_arrow(frame: Any) -> pa.Table:

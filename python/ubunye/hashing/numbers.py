@@ -34,9 +34,7 @@ def _java_sci(text: np.ndarray) -> np.ndarray:
     first = ns.slice(digits, 0, 1)
     rest = ns.slice(digits, 1, None)
     rest = np.where(ns.str_len(rest) > 0, rest, "0")
-    out = ns.add(
-        ns.add(ns.add(first, "."), rest), ns.add("E", e10.astype(StringDType()))
-    )
+    out = ns.add(ns.add(ns.add(first, "."), rest), ns.add("E", e10.astype(StringDType())))
     return np.where(neg, ns.add("-", out), out)
 
 
@@ -73,23 +71,15 @@ def format_floats(arr: pa.Array) -> pa.Array:
     shortest = pc.cast(arr, pa.string())
     # Plain range: Arrow prints the same digits without Java's ".0" on integral values.
     has_point = pc.match_substring(shortest, ".")
-    out = pc.if_else(
-        has_point, shortest, pc.binary_join_element_wise(shortest, ".0", "")
-    )
+    out = pc.if_else(has_point, shortest, pc.binary_join_element_wise(shortest, ".0", ""))
     special = np.isnan(values) | np.isinf(values)
     if special.any():
-        names = np.where(
-            np.isnan(values), '"NaN"', np.where(values > 0, '"Infinity"', '"-Infinity"')
-        )
-        out = pc.if_else(
-            pa.array(special), pa.array(names.astype(object), pa.string()), out
-        )
+        names = np.where(np.isnan(values), '"NaN"', np.where(values > 0, '"Infinity"', '"-Infinity"'))
+        out = pc.if_else(pa.array(special), pa.array(names.astype(object), pa.string()), out)
     other = ~plain & ~special & arr.is_valid().to_numpy(zero_copy_only=False)
     if other.any():
         idx = np.flatnonzero(other)
-        texts = np.asarray(
-            pc.take(shortest, pa.array(idx)).to_numpy(zero_copy_only=False)
-        ).astype(StringDType())
+        texts = np.asarray(pc.take(shortest, pa.array(idx)).to_numpy(zero_copy_only=False)).astype(StringDType())
         sci = _java_sci(texts)
         tiny = mag[idx] < _SMALLEST_NORMAL[bits]
         for j in np.flatnonzero(tiny):
@@ -97,9 +87,7 @@ def format_floats(arr: pa.Array) -> pa.Array:
                 sci[j] = _two_digit_subnormal(float(values[idx[j]]))
         mask = np.zeros(len(values), dtype=bool)
         mask[idx] = True
-        out = pc.replace_with_mask(
-            out, pa.array(mask), pa.array(sci.astype(object), pa.string())
-        )
+        out = pc.replace_with_mask(out, pa.array(mask), pa.array(sci.astype(object), pa.string()))
     return out
 
 

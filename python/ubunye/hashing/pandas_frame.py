@@ -19,9 +19,7 @@ from ubunye.hashing.types import check_unique
 
 
 def _fail(name: str, dtype: object, why: str) -> HashError:
-    return HashError(
-        f"rows-v1 cannot hash column {name!r} of dtype {dtype}: {why} (docs/rows-v1.md section 11)"
-    )
+    return HashError(f"rows-v1 cannot hash column {name!r} of dtype {dtype}: {why} (docs/rows-v1.md section 11)")
 
 
 def _decimal_type(values: list[decimal.Decimal], name: str) -> pa.DataType:
@@ -30,7 +28,7 @@ def _decimal_type(values: list[decimal.Decimal], name: str) -> pa.DataType:
     for v in values:
         if not v.is_finite():
             raise _fail(name, "object", f"Decimal {v} is not a finite number")
-        sign, digits, exponent = v.as_tuple()
+        _sign, digits, exponent = v.as_tuple()
         frac = max(0, -int(exponent))
         whole = max(len(digits) + int(exponent), 0)
         scale = max(scale, frac)
@@ -61,21 +59,15 @@ def _object_column(series: pd.Series, name: str) -> pa.Array:
     if kind == "datetime" and kinds <= {dt.datetime, pd.Timestamp}:
         zones = {v.tzinfo is not None for v in present}
         if len(zones) > 1:
-            raise _fail(
-                name, series.dtype, "it mixes datetimes with and without a time zone"
-            )
+            raise _fail(name, series.dtype, "it mixes datetimes with and without a time zone")
         return pa.array(values)
     if kind == "decimal":
         return pa.array(values, _decimal_type(present, name))
-    if kinds <= {dict} or all(
-        isinstance(v, (list, tuple, np.ndarray)) for v in present
-    ):
+    if kinds <= {dict} or all(isinstance(v, (list, tuple, np.ndarray)) for v in present):
         try:
             return pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise _fail(
-                name, series.dtype, f"its nested values have no single type ({exc})"
-            ) from exc
+            raise _fail(name, series.dtype, f"its nested values have no single type ({exc})") from exc
     found = ", ".join(sorted(t.__name__ for t in kinds))
     raise _fail(
         name,
@@ -96,7 +88,7 @@ def _column(series: pd.Series, name: str) -> pa.Array:
         return _column(series.astype(dtype.categories.dtype), name)
     if isinstance(dtype, pd.ArrowDtype):
         return pa.array(series)
-    if dtype == object:
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
         return _object_column(series, name)
     if isinstance(dtype, np.dtype):
         if dtype.kind in "iub":
@@ -134,9 +126,7 @@ def pandas_to_arrow(frame: pd.DataFrame) -> pa.Table:
     names = [str(c) for c in frame.columns]
     for c in frame.columns:
         if not isinstance(c, str):
-            raise HashError(
-                f"rows-v1 needs string column names; column {c!r} is a {type(c).__name__}"
-            )
+            raise HashError(f"rows-v1 needs string column names; column {c!r} is a {type(c).__name__}")
     check_unique(names)
     arrays = [_column(frame.iloc[:, i], names[i]) for i in range(len(names))]
     return pa.Table.from_arrays(arrays, names=names)

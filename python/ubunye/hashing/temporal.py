@@ -30,9 +30,7 @@ def _civil(days: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _pad(values: np.ndarray, width: int) -> pa.Array:
-    return pc.utf8_lpad(
-        pc.cast(pa.array(values), pa.string()), width=width, padding="0"
-    )
+    return pc.utf8_lpad(pc.cast(pa.array(values), pa.string()), width=width, padding="0")
 
 
 def _year_text(year: np.ndarray) -> pa.Array:
@@ -41,17 +39,13 @@ def _year_text(year: np.ndarray) -> pa.Array:
         # java.time.LocalDate: '+' above 9999, '-' and at least four digits below 0.
         neg = pc.binary_join_element_wise("-", _pad(-year, 4), "")
         big = pc.binary_join_element_wise("+", pc.cast(pa.array(year), pa.string()), "")
-        text = pc.if_else(
-            pa.array(year < 0), neg, pc.if_else(pa.array(year > 9999), big, text)
-        )
+        text = pc.if_else(pa.array(year < 0), neg, pc.if_else(pa.array(year > 9999), big, text))
     return text
 
 
 def _date_text(days: np.ndarray) -> pa.Array:
     year, month, day = _civil(days)
-    return pc.binary_join_element_wise(
-        _year_text(year), _pad(month, 2), _pad(day, 2), "-"
-    )
+    return pc.binary_join_element_wise(_year_text(year), _pad(month, 2), _pad(day, 2), "-")
 
 
 def format_dates(arr: pa.Array) -> pa.Array:
@@ -102,7 +96,5 @@ def format_timestamps(arr: pa.Array, path: str) -> pa.Array:
     mm, ss = np.divmod(rest, 60)
     clock = pc.binary_join_element_wise(_pad(hh, 2), _pad(mm, 2), _pad(ss, 2), ":")
     zone = 'Z"' if t.tz is not None else '"'
-    text = pc.binary_join_element_wise(
-        '"', _date_text(days), "T", clock, ".", _pad(frac, 6), zone, ""
-    )
+    text = pc.binary_join_element_wise('"', _date_text(days), "T", clock, ".", _pad(frac, 6), zone, "")
     return pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))

@@ -12,15 +12,11 @@ from ubunye.hashing.text import json_string
 
 
 def _where(path: str) -> str:
-    return (
-        f"column {path!r}" if "." not in path and "[" not in path else f"field {path!r}"
-    )
+    return f"column {path!r}" if "." not in path and "[" not in path else f"field {path!r}"
 
 
 def _unsupported(path: str, t: pa.DataType, why: str) -> HashError:
-    return HashError(
-        f"rows-v1 cannot hash {_where(path)} of type {t}: {why} (docs/rows-v1.md section 11)"
-    )
+    return HashError(f"rows-v1 cannot hash {_where(path)} of type {t}: {why} (docs/rows-v1.md section 11)")
 
 
 def check_unique(names: list[str], path: str = "") -> None:
@@ -62,11 +58,7 @@ def type_name(t: pa.DataType, path: str) -> str:
         return "float64"
     if pa.types.is_floating(t):
         raise _unsupported(path, t, "half floats have no rows-v1 type; cast to float32")
-    if (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_string_view(t)
-    ):
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return "string"
     if (
         pa.types.is_binary(t)
@@ -103,15 +95,10 @@ def type_name(t: pa.DataType, path: str) -> str:
         names = [t.field(i).name for i in range(t.num_fields)]
         check_unique(names, path)
         fields = {t.field(i).name: t.field(i).type for i in range(t.num_fields)}
-        inner = ",".join(
-            f"{json_string(n)}:{type_name(fields[n], f'{path}.{n}')}"
-            for n in sorted(fields)
-        )
+        inner = ",".join(f"{json_string(n)}:{type_name(fields[n], f'{path}.{n}')}" for n in sorted(fields))
         return f"struct<{inner}>"
     if pa.types.is_null(t):
-        raise _unsupported(
-            path, t, "an all-null column has no type; give it one (e.g. cast to string)"
-        )
+        raise _unsupported(path, t, "an all-null column has no type; give it one (e.g. cast to string)")
     if pa.types.is_duration(t) or pa.types.is_interval(t):
         raise _unsupported(path, t, "durations and intervals are not rows-v1 types")
     if pa.types.is_time(t):
@@ -130,8 +117,4 @@ def schema_string(schema: pa.Schema) -> str:
     names = list(schema.names)
     check_unique(names)
     types = {f.name: f.type for f in schema}
-    return (
-        "struct<"
-        + ",".join(f"{json_string(n)}:{type_name(types[n], n)}" for n in sorted(names))
-        + ">"
-    )
+    return "struct<" + ",".join(f"{json_string(n)}:{type_name(types[n], n)}" for n in sorted(names)) + ">"
