@@ -46,7 +46,9 @@ def _list(arr: pa.Array, path: str) -> pa.Array:
         arr = arr.cast(pa.large_list(arr.type.value_type))
     child = encode_array(arr.values, path + "[]").fill_null("null")
     builder = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
-    joined = pc.binary_join(builder.from_arrays(arr.offsets, child, mask=arr.is_null()), ",")
+    # A sliced array's offsets are a slice too; from_arrays with a mask wants them unsliced, so copy.
+    offsets = pa.array(arr.offsets.to_numpy(), arr.offsets.type)
+    joined = pc.binary_join(builder.from_arrays(offsets, child, mask=arr.is_null()), ",")
     return pc.binary_join_element_wise("[", joined, "]", "")
 
 

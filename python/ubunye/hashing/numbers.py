@@ -72,11 +72,12 @@ def format_floats(arr: pa.Array) -> pa.Array:
     # Plain range: Arrow prints the same digits without Java's ".0" on integral values.
     has_point = pc.match_substring(shortest, ".")
     out = pc.if_else(has_point, shortest, pc.binary_join_element_wise(shortest, ".0", ""))
-    special = np.isnan(values) | np.isinf(values)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    special = (np.isnan(values) | np.isinf(values)) & valid
     if special.any():
         names = np.where(np.isnan(values), '"NaN"', np.where(values > 0, '"Infinity"', '"-Infinity"'))
         out = pc.if_else(pa.array(special), pa.array(names.astype(object), pa.string()), out)
-    other = ~plain & ~special & arr.is_valid().to_numpy(zero_copy_only=False)
+    other = ~plain & ~special & valid
     if other.any():
         idx = np.flatnonzero(other)
         texts = np.asarray(pc.take(shortest, pa.array(idx)).to_numpy(zero_copy_only=False)).astype(StringDType())
