@@ -35,7 +35,7 @@ def jstr(s: str) -> str:
         elif ch == "\\":
             out.append("\\\\")
         elif o < 0x20:
-            out.append({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(o, "\\u%04X" % o))
+            out.append({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(o, f"\\u{o:04X}"))
         else:
             out.append(ch)
     out.append('"')

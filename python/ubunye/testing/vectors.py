@@ -138,7 +138,9 @@ class Vector:
             pa.array([cell_value(row[i], trees[i]) for row in self.rows], arrow_type(trees[i]))
             for i in range(len(self.columns))
         ]
-        return pa.Table.from_arrays(arrays, schema=pa.schema([(n, a.type) for (n, _), a in zip(self.columns, arrays)]))
+        return pa.Table.from_arrays(
+            arrays, schema=pa.schema([(n, a.type) for (n, _), a in zip(self.columns, arrays, strict=True)])
+        )
 
 
 def load_vectors(folder: Path) -> list[Vector]:
