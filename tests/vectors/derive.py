@@ -142,7 +142,7 @@ def encode(cell: Any, tree: Any) -> str:
         return str(int(cell))
     if tree == "string":
         return jstr(cell)
-    ((tag, v),) = cell.items()
+    ((_tag, v),) = cell.items()
     if tree in ("float64", "float32"):
         bits = 64 if tree == "float64" else 32
         x = float(v) if bits == 64 else _f32(float(v))
