@@ -1,0 +1,247 @@
+package ubunye.spark
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.time.LocalDate
+import java.util.Base64
+
+import com.fasterxml.jackson.core.io.schubfach.{DoubleToDecimal, FloatToDecimal}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.types.UTF8String
+
+/** Writes one value of one Spark type as rows-v1 canonical JSON (docs/rows-v1.md sections 3 to 6).
+  *
+  * Values are read from Spark's internal representation through SpecializedGetters, the common interface of
+  * InternalRow (columns, struct fields) and ArrayData (list elements, map keys and values). Writers hold no
+  * mutable state: one tree serves every thread, all state is in the LineBuffer passed in.
+  */
+private[spark] abstract class ValueWriter extends Serializable {
+
+  /** Appends the canonical JSON of the (non-null) value at `ordinal`. */
+  def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit
+
+  /** Appends the map key text (section 6): the canonical JSON, unquoted and unescaped when it is a JSON
+    * string. The caller escapes it when it writes the member name. */
+  def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = write(in, ordinal, out)
+}
+
+/** A writer whose JSON is a string: `write` quotes and escapes what `writeKeyText` gives raw. */
+private[spark] abstract class TextWriter extends ValueWriter {
+  override def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+    out.append('"')
+    writeEscaped(in, ordinal, out)
+    out.append('"')
+  }
+
+  /** The text, escaped. Text that never needs escaping (digits, base64) overrides nothing. */
+  protected def writeEscaped(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+    writeKeyText(in, ordinal, out)
+}
+
+private[spark] object CanonicalLine {
+
+  /** The writer of a whole row: the columns as a JSON object with sorted keys, null columns left out. */
+  def rowWriter(names: Seq[String], types: Seq[DataType]): StructWriter =
+    new StructWriter(names.toArray, types.map(writer).toArray)
+
+  /** The writer of one rows-v1 type. The type must have passed RowsV1Type.check. */
+  def writer(dt: DataType): ValueWriter = dt match {
+    case ByteType         => IntegralWriter(_.getByte(_).toLong)
+    case ShortType        => IntegralWriter(_.getShort(_).toLong)
+    case IntegerType      => IntegralWriter(_.getInt(_).toLong)
+    case LongType         => IntegralWriter(_.getLong(_))
+    case BooleanType      => BooleanWriter
+    case FloatType        => FloatWriter
+    case DoubleType       => DoubleWriter
+    case d: DecimalType   => DecimalWriter(d.precision, d.scale)
+    case _: StringType    => StringWriter
+    case BinaryType       => BinaryWriter
+    case DateType         => DateWriter
+    case TimestampType    => TimestampWriter(zulu = true)
+    case TimestampNTZType => TimestampWriter(zulu = false)
+    case ArrayType(et, _) => ArrayWriter(writer(et))
+    case MapType(kt, vt, _) => MapWriter(writer(kt), writer(vt))
+    case st: StructType   => new StructWriter(st.fieldNames, st.fields.map(f => writer(f.dataType)))
+    case other            => throw new IllegalArgumentException(s"rows-v1 has no encoding for ${other.simpleString}")
+  }
+
+  final case class IntegralWriter(get: (SpecializedGetters, Int) => Long) extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = out.appendLong(get(in, ordinal))
+  }
+
+  object BooleanWriter extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+      out.appendAscii(if (in.getBoolean(ordinal)) "true" else "false")
+  }
+
+  /** Section 5.1. jackson-core's schubfach (shipped with Spark) is the shortest round-trip algorithm of
+    * JDK 19+ Double.toString/Float.toString, layout and two-digit rule included, on any JDK: this is what
+    * makes a JDK 17 cluster and a JDK 21 cluster write the same line. Its toString gives "NaN", "Infinity"
+    * and "-Infinity" for the non-finite values; rows-v1 writes those as JSON strings. */
+  object DoubleWriter extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+      val v = in.getDouble(ordinal)
+      if (java.lang.Double.isFinite(v)) out.appendAscii(DoubleToDecimal.toString(v))
+      else { out.append('"'); out.appendAscii(DoubleToDecimal.toString(v)); out.append('"') }
+    }
+    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+      out.appendAscii(DoubleToDecimal.toString(in.getDouble(ordinal)))
+  }
+
+  object FloatWriter extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+      val v = in.getFloat(ordinal)
+      if (java.lang.Float.isFinite(v)) out.appendAscii(FloatToDecimal.toString(v))
+      else { out.append('"'); out.appendAscii(FloatToDecimal.toString(v)); out.append('"') }
+    }
+    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+      out.appendAscii(FloatToDecimal.toString(in.getFloat(ordinal)))
+  }
+
+  /** Section 5.2: BigDecimal.toString at scale exactly s. */
+  final case class DecimalWriter(precision: Int, scale: Int) extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+      val bd = in.getDecimal(ordinal, precision, scale).toJavaBigDecimal
+      out.appendAscii((if (bd.scale == scale) bd else bd.setScale(scale)).toString)
+    }
+  }
+
+  object StringWriter extends TextWriter {
+    // Spark internals: a UTF8String is a (base object, offset, length) view; when the base is a byte[]
+    // (on-heap rows, the usual case) its bytes are escaped in place without a copy.
+    override protected def writeEscaped(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+      val s = valid(in.getUTF8String(ordinal))
+      s.getBaseObject match {
+        case a: Array[Byte] => out.appendEscaped(a, (s.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt, s.numBytes)
+        case _              => out.appendEscaped(s.getBytes, 0, s.numBytes)
+      }
+    }
+    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+      out.append(valid(in.getUTF8String(ordinal)).getBytes)
+
+    /** Bytes that are not UTF-8 are read as Java (and so Jackson, and to_json) reads them: U+FFFD. */
+    private def valid(s: UTF8String): UTF8String =
+      if (s.isValid) s else UTF8String.fromString(new String(s.getBytes, UTF_8))
+  }
+
+  object BinaryWriter extends TextWriter {
+    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+      out.append(Base64.getEncoder.encode(in.getBinary(ordinal)))
+  }
+
+  /** Days since 1970-01-01, proleptic Gregorian (Spark 3+): LocalDate.toString is section 5.3's layout. */
+  object DateWriter extends TextWriter {
+    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+      out.appendAscii(LocalDate.ofEpochDay(in.getInt(ordinal).toLong).toString)
+  }
+
+  /** Microseconds since the epoch: of the instant (timestamp, written in UTC with `Z`) or of the wall clock
+    * read as if in UTC (timestamp_ntz). The session time zone is never consulted. */
+  final case class TimestampWriter(zulu: Boolean) extends TextWriter {
+    private final val MicrosPerDay = 86400L * 1000000L
+
+    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+      val micros = in.getLong(ordinal)
+      val day = Math.floorDiv(micros, MicrosPerDay)
+      val ofDay = Math.floorMod(micros, MicrosPerDay)
+      val seconds = ofDay / 1000000L
+      out.appendAscii(LocalDate.ofEpochDay(day).toString)
+      out.append('T')
+      out.appendPadded(seconds / 3600, 2)
+      out.append(':')
+      out.appendPadded(seconds / 60 % 60, 2)
+      out.append(':')
+      out.appendPadded(seconds % 60, 2)
+      out.append('.')
+      out.appendPadded(ofDay % 1000000L, 6)
+      if (zulu) out.append('Z')
+    }
+  }
+
+  final case class ArrayWriter(element: ValueWriter) extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+      val a = in.getArray(ordinal)
+      val n = a.numElements()
+      out.append('[')
+      var i = 0
+      while (i < n) {
+        if (i > 0) out.append(',')
+        if (a.isNullAt(i)) out.appendAscii("null") else element.write(a, i, out)
+        i += 1
+      }
+      out.append(']')
+    }
+  }
+
+  /** Section 6: members named by the key text, sorted by key text then value JSON, both in code point
+    * order (unsigned UTF-8 bytes). */
+  final case class MapWriter(key: ValueWriter, value: ValueWriter) extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+      val m = in.getMap(ordinal)
+      val keys = m.keyArray()
+      val values = m.valueArray()
+      val n = m.numElements()
+      val entries = new Array[(Array[Byte], Array[Byte])](n)
+      val tmp = new LineBuffer(64)
+      var i = 0
+      while (i < n) {
+        if (keys.isNullAt(i)) throw new IllegalStateException("rows-v1: a map holds a null key")
+        tmp.reset(); key.writeKeyText(keys, i, tmp)
+        val k = tmp.toByteArray
+        tmp.reset(); if (values.isNullAt(i)) tmp.appendAscii("null") else value.write(values, i, tmp)
+        entries(i) = (k, tmp.toByteArray)
+        i += 1
+      }
+      java.util.Arrays.sort(entries, EntryOrder)
+      out.append('{')
+      i = 0
+      while (i < n) {
+        if (i > 0) out.append(',')
+        out.appendJsonString(entries(i)._1)
+        out.append(':')
+        out.append(entries(i)._2)
+        i += 1
+      }
+      out.append('}')
+    }
+  }
+
+  private object EntryOrder extends java.util.Comparator[(Array[Byte], Array[Byte])] with Serializable {
+    def compare(a: (Array[Byte], Array[Byte]), b: (Array[Byte], Array[Byte])): Int = {
+      val c = LineBuffer.compareUtf8(a._1, b._1)
+      if (c != 0) c else LineBuffer.compareUtf8(a._2, b._2)
+    }
+  }
+}
+
+/** A JSON object of named fields (a row's columns or a struct's fields): keys sorted by code point, null
+  * fields left out, `{}` when every field is null (sections 2, 3 and 6). */
+private[spark] final class StructWriter(names: Array[String], writers: Array[ValueWriter]) extends ValueWriter {
+  /** Field ordinals in code point order of their names. */
+  private val order: Array[Int] =
+    names.indices.sortWith((a, b) => LineBuffer.codePointOrder(names(a), names(b))).toArray
+  /** `"name":` for each ordinal, escaped once here. */
+  private val keys: Array[Array[Byte]] = names.map(n => (RowsV1Type.jsonString(n) + ":").getBytes(UTF_8))
+
+  def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+    writeObject(in.getStruct(ordinal, names.length), out)
+
+  def writeObject(row: InternalRow, out: LineBuffer): Unit = {
+    out.append('{')
+    var first = true
+    var k = 0
+    while (k < order.length) {
+      val i = order(k)
+      if (!row.isNullAt(i)) {
+        if (!first) out.append(',')
+        out.append(keys(i))
+        writers(i).write(row, i, out)
+        first = false
+      }
+      k += 1
+    }
+    out.append('}')
+  }
+}

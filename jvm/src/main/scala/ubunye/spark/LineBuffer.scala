@@ -1,0 +1,113 @@
+package ubunye.spark
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.Arrays
+
+/** A growable UTF-8 byte buffer: the canonical line is written straight into it, then hashed from it.
+  *
+  * Strings arrive as UTF-8 bytes (Spark's UTF8String), so JSON escaping works on bytes: every byte of a
+  * multi-byte UTF-8 sequence is >= 0x80, so it is never mistaken for `"`, `\` or a control character.
+  */
+private[spark] final class LineBuffer(initialCapacity: Int = 256) {
+  private var buf = new Array[Byte](initialCapacity)
+  private var len = 0
+
+  def length: Int = len
+  def bytes: Array[Byte] = buf
+  def reset(): Unit = len = 0
+  def toByteArray: Array[Byte] = Arrays.copyOf(buf, len)
+  override def toString: String = new String(buf, 0, len, UTF_8)
+
+  private def ensure(extra: Int): Unit =
+    if (len + extra > buf.length) buf = Arrays.copyOf(buf, math.max(buf.length * 2, len + extra))
+
+  def append(b: Int): Unit = {
+    ensure(1)
+    buf(len) = b.toByte
+    len += 1
+  }
+
+  def append(src: Array[Byte], off: Int, n: Int): Unit = {
+    ensure(n)
+    System.arraycopy(src, off, buf, len, n)
+    len += n
+  }
+
+  def append(src: Array[Byte]): Unit = append(src, 0, src.length)
+  def append(other: LineBuffer): Unit = append(other.buf, 0, other.len)
+
+  /** Appends an ASCII-only string (numbers, dates, literals) byte by byte. */
+  def appendAscii(s: String): Unit = {
+    val n = s.length
+    ensure(n)
+    var i = 0
+    while (i < n) { buf(len + i) = s.charAt(i).toByte; i += 1 }
+    len += n
+  }
+
+  def appendLong(v: Long): Unit = appendAscii(java.lang.Long.toString(v))
+
+  /** Appends `v` as exactly `width` decimal digits, zero-padded (v >= 0). */
+  def appendPadded(v: Long, width: Int): Unit = {
+    ensure(width)
+    var x = v
+    var i = len + width - 1
+    while (i >= len) { buf(i) = ('0' + (x % 10)).toByte; x /= 10; i -= 1 }
+    len += width
+  }
+
+  /** Appends UTF-8 bytes as a JSON string with quotes (rows-v1 section 4). */
+  def appendJsonString(src: Array[Byte], off: Int, n: Int): Unit = {
+    append('"')
+    appendEscaped(src, off, n)
+    append('"')
+  }
+
+  def appendJsonString(src: Array[Byte]): Unit = appendJsonString(src, 0, src.length)
+
+  /** Appends UTF-8 bytes escaped exactly as Jackson's JsonGenerator escapes them (no quotes). */
+  def appendEscaped(src: Array[Byte], off: Int, n: Int): Unit = {
+    ensure(n)
+    var i = off
+    val end = off + n
+    while (i < end) {
+      val b = src(i)
+      // Raw: every byte of a multi-byte UTF-8 sequence (negative as a Java byte) and printable ASCII.
+      if (b < 0 || (b >= 0x20 && b != '"' && b != '\\')) {
+        if (len == buf.length) ensure(1)
+        buf(len) = b
+        len += 1
+      } else {
+        appendEscape(b)
+      }
+      i += 1
+    }
+  }
+
+  private def appendEscape(b: Byte): Unit = b match {
+    case '"'  => append('\\'); append('"')
+    case '\\' => append('\\'); append('\\')
+    case 0x08 => append('\\'); append('b')
+    case 0x09 => append('\\'); append('t')
+    case 0x0a => append('\\'); append('n')
+    case 0x0c => append('\\'); append('f')
+    case 0x0d => append('\\'); append('r')
+    case _ =>
+      appendAscii("\\u00")
+      append(LineBuffer.Hex(b >> 4))
+      append(LineBuffer.Hex(b & 0xf))
+  }
+}
+
+private[spark] object LineBuffer {
+  private val Hex: Array[Byte] = "0123456789ABCDEF".getBytes(UTF_8) // upper case, as Jackson writes
+
+  /** Code point order of two UTF-8 byte strings (= unsigned lexicographic order of their bytes). */
+  def compareUtf8(a: Array[Byte], aOff: Int, aLen: Int, b: Array[Byte], bOff: Int, bLen: Int): Int =
+    Arrays.compareUnsigned(a, aOff, aOff + aLen, b, bOff, bOff + bLen)
+
+  def compareUtf8(a: Array[Byte], b: Array[Byte]): Int = Arrays.compareUnsigned(a, b)
+
+  /** Sorts names by code point (rows-v1 section 2), NOT by Java's UTF-16 String.compareTo. */
+  def codePointOrder(a: String, b: String): Boolean = compareUtf8(a.getBytes(UTF_8), b.getBytes(UTF_8)) < 0
+}
