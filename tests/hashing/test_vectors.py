@@ -7,9 +7,9 @@ import sys
 
 import pyarrow as pa
 import pytest
-from ubunye.hashing import canonical_lines, hash_frame
 
 from tests.conftest import VECTOR_DIR, VECTORS
+from ubunye.hashing import canonical_lines, hash_frame
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v.name)

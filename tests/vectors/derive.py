@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ubunye.testing.vectors import parse_type
 
 HERE = Path(__file__).resolve().parent

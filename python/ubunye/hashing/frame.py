@@ -18,11 +18,12 @@ BATCH_ROWS = 65_536
 
 def _is_pandas(frame: Any) -> bool:
     mod = type(frame).__module__
-    return mod.startswith("pandas.") and type(frame).__name__ == "DataFrame"
+    return (mod == "pandas" or mod.startswith("pandas.")) and type(frame).__name__ == "DataFrame"
 
 
 def _is_spark(frame: Any) -> bool:
-    return type(frame).__module__.startswith("pyspark.") and type(frame).__name__ == "DataFrame"
+    mod = type(frame).__module__
+    return (mod == "pyspark" or mod.startswith("pyspark.")) and type(frame).__name__ == "DataFrame"
 
 
 def to_arrow(frame: Any) -> pa.Table:
