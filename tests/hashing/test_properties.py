@@ -81,7 +81,8 @@ def test_pandas_and_arrow_agree(rows):
     frame = pd.DataFrame(
         {
             "i": pd.array(cols[0], dtype="Int64"),
-            "f": pd.Series(pd.array(cols[1], dtype=pd.ArrowDtype(pa.float64()))),
+            # Built from the Arrow array: pandas' own constructors turn NaN into NA for Arrow dtypes.
+            "f": pd.Series(pd.arrays.ArrowExtensionArray(table.column("f"))),
             "s": pd.Series(list(cols[2]), dtype="string"),
             "l": pd.Series(pd.array(cols[3], dtype=pd.ArrowDtype(pa.list_(pa.int64())))),
         }
