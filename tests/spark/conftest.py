@@ -1,0 +1,107 @@
+"""The one SparkSession of the test run (local[2], the ubunye jar attached), built with the helper users call.
+
+Spark tests are marked ``spark`` (``pytest -m "not spark"`` skips them all); heavy ones also ``slow``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ubunye.testing.vectors import TypeTree, Vector, parse_type
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """A local[2] session with ubunye.spark.configure(); fails (JarNotFoundError) when no jar is built."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+
+    import ubunye.spark as us
+
+    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("ubunye-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+    )
+    session = us.configure(builder).getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    us.require(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def conf(spark: Any) -> Iterator[Any]:
+    """Set session confs for one test: ``conf("spark.sql.ansi.enabled", "false")``; restored afterwards."""
+    saved: dict[str, str | None] = {}
+
+    def set_conf(key: str, value: str) -> None:
+        if key not in saved:
+            saved[key] = spark.conf.get(key, None)
+        spark.conf.set(key, value)
+
+    yield set_conf
+    for key, value in saved.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
+def spark_type(tree: TypeTree) -> Any:
+    """The Spark type of a rows-v1 type tree (ubunye.testing.vectors.parse_type)."""
+    from pyspark.sql import types as T
+
+    simple = {
+        "int8": T.ByteType(),
+        "int16": T.ShortType(),
+        "int32": T.IntegerType(),
+        "int64": T.LongType(),
+        "float32": T.FloatType(),
+        "float64": T.DoubleType(),
+        "bool": T.BooleanType(),
+        "string": T.StringType(),
+        "binary": T.BinaryType(),
+        "date": T.DateType(),
+        "timestamp": T.TimestampType(),
+        "timestamp_ntz": T.TimestampNTZType(),
+    }
+    if isinstance(tree, str):
+        return simple[tree]
+    if tree[0] == "list":
+        return T.ArrayType(spark_type(tree[1]))
+    if tree[0] == "map":
+        return T.MapType(spark_type(tree[1]), spark_type(tree[2]))
+    if tree[0] == "decimal":
+        return T.DecimalType(tree[1], tree[2])
+    return T.StructType([T.StructField(n, spark_type(t)) for n, t in tree[1]])
+
+
+def vector_frame(spark: Any, vector: Vector) -> Any:
+    """A conformance vector's table as a Spark DataFrame with the exact Spark types of its rows-v1 types."""
+    from pyspark.sql import types as T
+
+    schema = T.StructType([T.StructField(n, spark_type(parse_type(t))) for n, t in vector.columns])
+    return spark.createDataFrame(vector.arrow(), schema=schema)
+
+
+def rows_v1(df: Any, cols: str = "*") -> dict[str, Any]:
+    """``ubunye_rows_v1(<cols>)`` of a DataFrame as a dict: row_count, sum1, sum2, data_hash."""
+    from pyspark.sql import functions as F
+
+    return df.agg(F.expr(f"ubunye_rows_v1({cols})").alias("h")).first()["h"].asDict()
+
+
+def jvm_lines(df: Any) -> list[str]:
+    """The JVM's canonical lines of every row, sorted (rows have no order)."""
+    from pyspark.sql import functions as F
+
+    return sorted(r[0] for r in df.select(F.expr("ubunye_canonical_line(*)")).collect())
