@@ -21,4 +21,19 @@ def version() -> str:
     return __version__
 
 
-__all__ = ["__version__", "version"]
+from ubunye.task import Task  # noqa: E402
+
+_LAZY = {"run_task": "ubunye.runner", "run_pipeline": "ubunye.runner"}
+
+
+def __getattr__(name: str):
+    """``run_task`` and ``run_pipeline`` are imported on first use (they pull in pandas, DuckDB, ...)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    msg = f"module 'ubunye' has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+__all__ = ["Task", "__version__", "run_pipeline", "run_task", "version"]

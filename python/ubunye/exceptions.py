@@ -16,3 +16,26 @@ class HashError(UbunyeError):
 
 class JarNotFoundError(UbunyeError):
     """The ubunye JVM jar is not where it is looked for, or the function is not registered in a session."""
+
+
+# --- run records, tasks and engines (issue 4) ---
+
+
+class ConfigError(UbunyeError):
+    """A task's config.yaml is missing, malformed, or names an unknown key; the message names file and key."""
+
+
+class EngineError(UbunyeError):
+    """An engine cannot read, write or run something (unknown format, missing Delta jars, no catalog...)."""
+
+
+class TaskError(UbunyeError):
+    """A task run failed; the message names the task, the stage and, when recorded, the record's path."""
+
+
+class ExpectationError(TaskError):
+    """One or more expectations of severity ``error`` failed; the record lists each rule."""
+
+
+class RecordError(UbunyeError):
+    """A stored run record cannot be loaded (corrupt JSON, a newer record_version); the message names the path."""

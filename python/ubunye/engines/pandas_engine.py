@@ -1,0 +1,203 @@
+"""The pandas engine: pyarrow for parquet/csv/json, deltalake (delta-rs) for Delta, DuckDB for SQL.
+
+Frames are pandas DataFrames with Arrow-backed dtypes (``pd.ArrowDtype``), so what was read keeps its exact
+types (an int column with nulls stays int64) and hashes the same as on Spark.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from ubunye.config import IOConfig
+from ubunye.engines import is_url, resolve_path
+from ubunye.exceptions import EngineError, HashError
+from ubunye.hashing import FrameHash, hash_frame
+
+
+def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def _to_arrow(frame: pd.DataFrame) -> pa.Table:
+    """Convert with the rows-v1 rules (NaN stays NaN), so what is written is what was hashed."""
+    from ubunye.hashing.frame import to_arrow
+
+    try:
+        return to_arrow(frame)
+    except HashError:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def _timestamp(text: str) -> dt.datetime:
+    value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+class PandasEngine:
+    """Runs tasks in this process on pandas DataFrames.
+
+    Example:
+        >>> PandasEngine().scalar("SELECT COUNT(*) FROM t", {"t": pd.DataFrame({"a": [1, 2]})})
+        2
+    """
+
+    name = "pandas"
+
+    # -- reading ---------------------------------------------------------------------------------------------------
+    def read(self, io: IOConfig, base_dir: Path) -> pd.DataFrame:
+        if io.table is not None:
+            msg = f"input {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
+            raise EngineError(msg)
+        assert io.path is not None
+        path = resolve_path(io.path, base_dir)
+        try:
+            if io.format == "delta":
+                return _to_pandas(self._read_delta(io, path))
+            return _to_pandas(self._read_files(io, path))
+        except EngineError:
+            raise
+        except (OSError, pa.ArrowException, ValueError) as exc:
+            msg = f"input {io.name!r}: cannot read {io.format} at {path}: {exc}"
+            raise EngineError(msg) from exc
+        except Exception as exc:  # deltalake raises its own errors (TableNotFoundError...)
+            msg = f"input {io.name!r}: cannot read {io.format} at {path}: {type(exc).__name__}: {exc}"
+            raise EngineError(msg) from exc
+
+    def _read_delta(self, io: IOConfig, path: str) -> pa.Table:
+        from deltalake import DeltaTable
+
+        table = DeltaTable(path, version=io.version, storage_options=io.storage_options or None)
+        if io.timestamp is not None:
+            table.load_as_version(_timestamp(io.timestamp))
+        return table.to_pyarrow_table()
+
+    def _read_files(self, io: IOConfig, path: str) -> pa.Table:
+        import pyarrow.dataset as ds
+
+        if not is_url(path) and not Path(path).exists():
+            msg = f"input {io.name!r}: no such file or folder: {path}"
+            raise EngineError(msg)
+        fmt: Any = io.format
+        if io.format == "csv":
+            import pyarrow.csv as pcsv
+
+            sep = str(io.options.get("sep", io.options.get("delimiter", ",")))
+            fmt = ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter=sep))
+        return ds.dataset(path, format=fmt).to_table()
+
+    # -- writing ---------------------------------------------------------------------------------------------------
+    def write(self, frame: pd.DataFrame, io: IOConfig, base_dir: Path) -> None:
+        if io.table is not None:
+            msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
+            raise EngineError(msg)
+        assert io.path is not None
+        path = resolve_path(io.path, base_dir)
+        table = _to_arrow(frame)
+        try:
+            if io.format == "delta":
+                from deltalake import write_deltalake
+
+                write_deltalake(
+                    path,
+                    table,
+                    mode=io.mode,
+                    partition_by=io.partition_by or None,
+                    storage_options=io.storage_options or None,
+                )
+            else:
+                self._write_files(table, io, Path(path))
+        except EngineError:
+            raise
+        except Exception as exc:
+            msg = f"output {io.name!r}: cannot write {io.format} to {path}: {type(exc).__name__}: {exc}"
+            raise EngineError(msg) from exc
+
+    def _write_files(self, table: pa.Table, io: IOConfig, folder: Path) -> None:
+        """A folder of part files, as Spark writes them (so either engine reads what the other wrote)."""
+        if folder.is_file():
+            if io.mode == "append":
+                msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
+                raise EngineError(msg)
+            folder.unlink()
+        elif folder.exists() and io.mode == "overwrite":
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        part = folder / f"part-{uuid.uuid4().hex}.{io.format}"
+        if io.format == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, part)
+        elif io.format == "csv":
+            import pyarrow.csv as pcsv
+
+            sep = str(io.options.get("sep", io.options.get("delimiter", ",")))
+            pcsv.write_csv(table, part, pcsv.WriteOptions(delimiter=sep))
+        else:
+            with part.open("w", encoding="utf-8") as fh:
+                for row in table.to_pylist():
+                    fh.write(json.dumps({k: v for k, v in row.items() if v is not None}, default=str) + "\n")
+
+    # -- transforming ----------------------------------------------------------------------------------------------
+    def _relation(self, query: str, sources: dict[str, Any]):
+        import duckdb
+
+        con = duckdb.connect()
+        for name, frame in sources.items():
+            con.register(name, _to_arrow(self.native(frame)))
+        return con, con.sql(query)
+
+    def sql(self, query: str, sources: dict[str, Any]) -> pd.DataFrame:
+        con, rel = self._relation(query, sources)
+        try:
+            return _to_pandas(rel.to_arrow_table())
+        finally:
+            con.close()
+
+    def scalar(self, query: str, sources: dict[str, Any]) -> Any:
+        con, rel = self._relation(query, sources)
+        try:
+            return rel.fetchall()[0][0]
+        finally:
+            con.close()
+
+    def quote(self, column: str) -> str:
+        return '"' + column.replace('"', '""') + '"'
+
+    # -- frames ----------------------------------------------------------------------------------------------------
+    def hash(self, frame: pd.DataFrame) -> FrameHash:
+        return hash_frame(frame)
+
+    def native(self, frame: Any) -> pd.DataFrame:
+        if isinstance(frame, pd.DataFrame):
+            return frame
+        if isinstance(frame, pa.Table):
+            return _to_pandas(frame)
+        if type(frame).__module__.startswith("narwhals"):
+            import narwhals as nw
+
+            native = nw.to_native(frame)
+            if isinstance(native, pd.DataFrame):
+                return native
+            frame = native
+        msg = f"the pandas engine needs a pandas DataFrame, got {type(frame).__module__}.{type(frame).__name__}"
+        raise EngineError(msg)
+
+    def from_pandas(self, frame: pd.DataFrame) -> pd.DataFrame:
+        return frame
+
+    def hold(self, frame: pd.DataFrame) -> pd.DataFrame:
+        return frame
+
+    def release(self, frame: pd.DataFrame) -> None:
+        return None
+
+    def environment(self) -> dict[str, Any]:
+        return {}

@@ -1,0 +1,106 @@
+"""``LineageRecorder``: the monitor that writes the run record, at start (running) and at the end."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import ubunye
+from ubunye.lineage.environment import canonical_hash, capture_environment, code_hash, environment_hash
+from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, RunRecord, Timing
+from ubunye.lineage.redact import redact_config, redact_url
+from ubunye.lineage.store import RecordStore
+
+if TYPE_CHECKING:
+    from ubunye.context import RunContext
+
+log = logging.getLogger("ubunye")
+
+
+class LineageRecorder:
+    """Writes ``<usecase_dir>/.ubunye/lineage/<usecase>/<package>/<task>/<run_id>.json`` for each run.
+
+    Args:
+        hash_inputs: hash every input (rows-v1) as well as every output. With False, inputs are not read a
+            second time: their data_hash and row_count are null ("-").
+        store: where to write; by default the RecordStore of the run's usecase_dir.
+        sample_fraction: accepted so old configs load; ignored (every row is hashed), with a warning.
+
+    Example:
+        >>> LineageRecorder(hash_inputs=False).hash_inputs
+        False
+    """
+
+    name = "lineage"
+    wants_hashes = True
+
+    def __init__(self, hash_inputs: bool = True, store: RecordStore | None = None, sample_fraction: Any = None) -> None:
+        if sample_fraction is not None:
+            log.warning("LineageRecorder(sample_fraction=...) is deprecated and ignored: every row is hashed")
+        self.hash_inputs = bool(hash_inputs)
+        self.store = store
+        self.record: RunRecord | None = None
+        self.path: Path | None = None
+
+    def _store(self, context: RunContext) -> RecordStore:
+        return self.store or RecordStore(context.usecase_dir)
+
+    def task_start(self, context: RunContext, **_: Any) -> None:
+        """Build the record from what is known before the run and write it with status ``running``."""
+        config = redact_config(context.config.rendered)
+        env = capture_environment(context.backend, context.engine.environment())
+        self.record = RunRecord(
+            run_id=context.run_id,
+            usecase=context.usecase,
+            package=context.package,
+            task=context.task,
+            status="running",
+            started_at=context.started_at,
+            ubunye_version=ubunye.__version__,
+            backend=context.backend,
+            entry_point=context.entry_point,
+            usecase_dir=str(context.usecase_dir),
+            model=context.config.model,
+            task_version=context.config.version,
+            template_vars=context.template_vars,
+            config_hash=canonical_hash(config),
+            config=config,
+            code_hash=code_hash(context.task_dir),
+            environment=env,
+            environment_hash=environment_hash(env),
+            hash_inputs=self.hash_inputs,
+        )
+        self.path = self._store(context).write(self.record)
+
+    def task_end(
+        self,
+        context: RunContext,
+        status: str,
+        ended_at: str,
+        duration: float,
+        outputs: list[DatasetRecord],
+        error: ErrorInfo | None = None,
+        inputs: list[DatasetRecord] | None = None,
+        expectations: list[ExpectationResult] | None = None,
+        timings: list[Timing] | None = None,
+        **_: Any,
+    ) -> None:
+        """Complete the record (status, evidence, error) and write it again, atomically."""
+        if self.record is None or self.record.run_id != context.run_id:
+            self.task_start(context)
+        assert self.record is not None
+        self.record.status = status
+        self.record.ended_at = ended_at
+        self.record.duration_seconds = round(duration, 6)
+        self.record.inputs = [_clean(d) for d in inputs or []]
+        self.record.outputs = [_clean(d) for d in outputs]
+        self.record.timings = list(timings or [])
+        self.record.expectations = list(expectations or [])
+        self.record.error = None if error is None else replace(error, message=redact_url(error.message))
+        self.path = self._store(context).write(self.record)
+
+
+def _clean(d: DatasetRecord) -> DatasetRecord:
+    return replace(d, location=None if d.location is None else redact_url(d.location))

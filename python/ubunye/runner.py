@@ -1,0 +1,304 @@
+"""Running tasks: ``run_task`` (one task folder) and ``run_pipeline`` (several tasks of one package).
+
+Every entry point (CLI, these functions, the notebook) goes through :func:`execute`, so a task has one
+identity -- usecase/package/task from the folder's place -- and one record store.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ubunye import expectations as expect
+from ubunye.config import load_config
+from ubunye.context import RunContext, new_run_id, task_identity, utc_now
+from ubunye.engines import Engine, get_engine, location
+from ubunye.exceptions import ConfigError, ExpectationError, TaskError, UbunyeError
+from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing
+from ubunye.lineage.recorder import LineageRecorder
+from ubunye.monitors import call_monitor
+from ubunye.task import load_task_class
+
+
+@dataclass
+class RunResult:
+    """What a run returns: status, run_id, the outputs it produced and where its record is (if recorded)."""
+
+    run_id: str
+    status: str
+    outputs: dict[str, Any] = field(default_factory=dict)
+    record_path: Path | None = None
+    error: ErrorInfo | None = None
+    context: RunContext | None = None
+
+
+class _Run:
+    """Collects the evidence of one run while it happens."""
+
+    def __init__(self) -> None:
+        self.stage = "setup"
+        self.name: str | None = None
+        self.timings: list[Timing] = []
+        self.inputs: list[DatasetRecord] = []
+        self.outputs: list[DatasetRecord] = []
+        self.expectations: list[ExpectationResult] = []
+
+    @contextmanager
+    def step(self, stage: str, name: str | None = None) -> Iterator[None]:
+        self.stage, self.name = stage, name
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings.append(Timing(stage, name, round(time.perf_counter() - start, 6)))
+
+
+def _monitors(ctx: RunContext, lineage: bool | None, extra: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    for i, m in enumerate(ctx.config.monitors):
+        if m.type == "lineage":
+            if lineage is not False:
+                params = {k: v for k, v in m.params.items() if k != "sample_fraction"}
+                out.append(LineageRecorder(**params))
+        elif ":" in m.type:
+            module, _, attr = m.type.partition(":")
+            out.append(getattr(importlib.import_module(module), attr)(**m.params))
+        else:
+            msg = f"{ctx.config.path}: CONFIG.monitors[{i}]: unknown monitor {m.type!r} (use lineage or module:Class)"
+            raise ConfigError(msg)
+    if lineage and not any(isinstance(m, LineageRecorder) for m in out):
+        out.append(LineageRecorder())
+    return out + list(extra)
+
+
+def _dataset(name: str, io: Any, ctx: RunContext, **kw: Any) -> DatasetRecord:
+    return DatasetRecord(
+        name=name,
+        format=io.format or ("table" if io.table else None),
+        location=location(io, ctx.usecase_dir),
+        version=io.version,
+        timestamp=io.timestamp,
+        **kw,
+    )
+
+
+def _hash_into(record: DatasetRecord, frame: Any, engine: Engine) -> None:
+    try:
+        h = engine.hash(frame)
+    except Exception as exc:  # honest failure: no data hash, and why; never the schema hash instead
+        record.data_hash, record.hash_error = None, f"{type(exc).__name__}: {exc}"
+        return
+    record.row_count, record.data_hash, record.schema_hash = h.row_count, h.data_hash, h.schema_hash
+    record.schema, record.hash_method = h.schema, h.hash_method
+
+
+def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
+    cfg = ctx.config
+    if cfg.transform["type"] == "sql":
+        (name,) = cfg.outputs
+        return {name: ctx.engine.sql(cfg.transform["query"], sources)}
+    cls = load_task_class(ctx.task_dir)
+    task = cls(config=cfg, engine=ctx.engine, dt=ctx.dt, dtf=ctx.dtf, mode=ctx.mode)
+    result = task.transform(dict(sources))
+    if not isinstance(result, dict):
+        msg = f"{cls.__name__}.transform returned {type(result).__name__}, expected a dict of output frames"
+        raise TaskError(msg)
+    missing, extra = sorted(set(cfg.outputs) - set(result)), sorted(set(result) - set(cfg.outputs))
+    if missing or extra:
+        msg = f"{cls.__name__}.transform returned outputs {sorted(result)}; configured: {sorted(cfg.outputs)}"
+        msg += "".join(f"; missing {missing}" if missing else "") + (f"; not configured {extra}" if extra else "")
+        raise TaskError(msg)
+    return {name: ctx.engine.native(frame) for name, frame in result.items()}
+
+
+def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
+    """Run one task with its monitors: read, transform, check, write; record everything, even on failure."""
+    cfg, engine, run = ctx.config, ctx.engine, _Run()
+    hashers = [m for m in monitors if getattr(m, "wants_hashes", False)]
+    hash_outputs = bool(hashers)
+    hash_inputs = any(getattr(m, "hash_inputs", True) for m in hashers)
+    for m in monitors:
+        call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id)
+    start, held, produced, failure = time.perf_counter(), [], {}, None
+    try:
+        sources: dict[str, Any] = {}
+        for name, io in cfg.inputs.items():
+            with run.step("read", name):
+                sources[name] = engine.read(io, ctx.usecase_dir)
+            record = _dataset(name, io, ctx)
+            run.inputs.append(record)
+            if hash_inputs:
+                with run.step("hash", f"inputs.{name}"):
+                    _hash_into(record, sources[name], engine)
+        _check(run, cfg, sources, "inputs", engine)
+        with run.step("transform", ctx.task):
+            produced = _transform(ctx, sources)
+        for name, io in cfg.outputs.items():
+            produced[name] = engine.hold(produced[name])
+            held.append(produced[name])
+            record = _dataset(name, io, ctx, mode=io.mode, written=False)
+            run.outputs.append(record)
+            if hash_outputs:
+                with run.step("hash", f"outputs.{name}"):
+                    _hash_into(record, produced[name], engine)
+        _check(run, cfg, produced, "outputs", engine)
+        for record in run.outputs:
+            with run.step("write", record.name):
+                engine.write(produced[record.name], cfg.outputs[record.name], ctx.usecase_dir)
+            record.written = True
+        status = "success"
+    except Exception as exc:
+        status, failure = "failed", exc
+        _note_missing(run, ctx, exc)
+    finally:
+        for frame in held:
+            engine.release(frame)
+    error = None
+    if failure is not None:
+        stage = "expectations" if isinstance(failure, ExpectationError) else run.stage
+        error = ErrorInfo(type(failure).__name__, str(failure), stage, run.name)
+    evidence = {
+        "context": ctx,
+        "run_id": ctx.run_id,
+        "status": status,
+        "ended_at": utc_now(),
+        "duration": time.perf_counter() - start,
+        "outputs": run.outputs,
+        "error": error,
+        "inputs": run.inputs,
+        "expectations": run.expectations,
+        "timings": run.timings,
+    }
+    for m in monitors:
+        call_monitor(m, "task_end", **evidence)
+    recorder = next((m for m in monitors if isinstance(m, LineageRecorder)), None)
+    path = recorder.path if recorder else None
+    result = RunResult(ctx.run_id, status, produced if status == "success" else {}, path, error, ctx)
+    if failure is not None:
+        where = f" (record: {path})" if path else ""
+        msg = f"task {ctx.usecase}/{ctx.package}/{ctx.task} failed in {error.stage}: {failure}{where}"
+        exc_type = ExpectationError if isinstance(failure, ExpectationError) else TaskError
+        new = exc_type(msg)
+        new.result = result  # type: ignore[attr-defined]
+        raise new from failure
+    return result
+
+
+def _check(run: _Run, cfg: Any, frames: dict[str, Any], side: str, engine: Engine) -> None:
+    rules = [e for e in cfg.expectations if e.target.startswith(side + ".")]
+    if not rules:
+        return
+    with run.step("expectations", side):
+        for e in rules:
+            run.expectations.extend(expect.check(e, frames[e.target.partition(".")[2]], engine))
+    bad = [r for r in run.expectations if r.target.startswith(side + ".")]
+    errors = expect.failures(bad, "error")
+    if errors:
+        run.stage = "expectations"
+        msg = f"{len(errors)} expectation(s) failed: " + "; ".join(expect.describe(r) for r in errors)
+        raise ExpectationError(msg)
+
+
+def _note_missing(run: _Run, ctx: RunContext, exc: BaseException) -> None:
+    """Inputs not read and outputs not produced are still listed, with why they have no hash."""
+    why = f"not available: the run failed in {run.stage}"
+    have_in = {d.name for d in run.inputs}
+    for name, io in ctx.config.inputs.items():
+        if name not in have_in:
+            run.inputs.append(_dataset(name, io, ctx, hash_error=why))
+    have_out = {d.name for d in run.outputs}
+    for name, io in ctx.config.outputs.items():
+        if name not in have_out:
+            run.outputs.append(_dataset(name, io, ctx, mode=io.mode, written=False, hash_error=why))
+
+
+def prepare(
+    task_dir: str | Path,
+    *,
+    dt: str | None = None,
+    dtf: str | None = None,
+    mode: str | None = None,
+    engine: str | Engine | None = None,
+    spark: Any = None,
+    entry_point: str = "python",
+) -> RunContext:
+    """Load a task folder's config and pick its engine; the context every entry point runs."""
+    task_dir = Path(task_dir).resolve()
+    if not task_dir.is_dir():
+        msg = f"{task_dir}: no such task folder (expected <usecase_dir>/<usecase>/<package>/<task>)"
+        raise ConfigError(msg)
+    usecase_dir, usecase, package, task = task_identity(task_dir)
+    cfg = load_config(task_dir, dt=dt, dtf=dtf, mode=mode)
+    if engine is None or isinstance(engine, str):
+        engine = get_engine(engine or cfg.backend, cfg.spark_conf, spark=spark)
+    return RunContext(
+        task_dir, usecase_dir, usecase, package, task, cfg, engine, new_run_id(), dt, dtf, mode, entry_point
+    )
+
+
+def run_task(
+    task_dir: str | Path,
+    *,
+    dt: str | None = None,
+    dtf: str | None = None,
+    mode: str | None = None,
+    engine: str | Engine | None = None,
+    lineage: bool | None = None,
+    monitors: Sequence[Any] = (),
+    spark: Any = None,
+    entry_point: str = "python",
+) -> RunResult:
+    """Run the task in ``task_dir`` (``<usecase_dir>/<usecase>/<package>/<task>``).
+
+    Args:
+        dt, dtf, mode: template variables (an omitted one is undefined in the config).
+        engine: "pandas" or "spark" (default: ENGINE.backend of config.yaml), or an engine object.
+        lineage: True records the run even if config.yaml lists no lineage monitor; False never records;
+            None follows config.yaml.
+        monitors: extra monitor objects.
+        spark: a SparkSession to use (default: the active one, else a new one).
+
+    Raises:
+        TaskError: the run failed (read, transform, expectations, write); the record, if any, is written first.
+        ConfigError: config.yaml is invalid.
+
+    Example:
+        >>> # ubunye.run_task("examples/shop/daily/revenue", dt="2026-12-01", engine="pandas", lineage=True)
+    """
+    ctx = prepare(task_dir, dt=dt, dtf=dtf, mode=mode, engine=engine, spark=spark, entry_point=entry_point)
+    return execute(ctx, _monitors(ctx, lineage, monitors))
+
+
+def run_pipeline(
+    usecase_dir: str | Path,
+    usecase: str,
+    package: str,
+    tasks: Sequence[str],
+    **kwargs: Any,
+) -> list[RunResult]:
+    """Run tasks of one package in order (stopping at the first failure), sharing one engine.
+
+    Takes the same keyword arguments as :func:`run_task` (``entry_point`` defaults to "pipeline").
+    """
+    if not tasks:
+        msg = "run_pipeline needs at least one task"
+        raise UbunyeError(msg)
+    kwargs.setdefault("entry_point", "pipeline")
+    engines: dict[str, Engine] = {}
+    results = []
+    for task in tasks:
+        task_dir = Path(usecase_dir) / usecase / package / task
+        engine = kwargs.get("engine")
+        if engine is None or isinstance(engine, str):
+            cfg = load_config(task_dir, dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))
+            backend = engine or cfg.backend
+            if backend not in engines:
+                engines[backend] = get_engine(backend, cfg.spark_conf, spark=kwargs.get("spark"))
+            engine = engines[backend]
+        results.append(run_task(task_dir, **{**kwargs, "engine": engine}))
+    return results
