@@ -293,6 +293,9 @@ def run_pipeline(
     results = []
     for task in tasks:
         task_dir = Path(usecase_dir) / usecase / package / task
+        if not task_dir.is_dir():
+            msg = f"{task_dir}: no such task folder (expected <usecase_dir>/<usecase>/<package>/<task>)"
+            raise ConfigError(msg)
         engine = kwargs.get("engine")
         if engine is None or isinstance(engine, str):
             cfg = load_config(task_dir, dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))

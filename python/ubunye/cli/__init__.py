@@ -1,0 +1,1 @@
+"""The ``ubunye`` command line: ``main.py`` assembles the app from one module per command group."""

@@ -1,0 +1,56 @@
+"""Running a task from a notebook: reuses the active SparkSession, stores records like every other entry.
+
+Example:
+    >>> # from ubunye import notebook
+    >>> # result = notebook.run("/Workspace/jobs/shop/daily/revenue", dt="2026-12-01")
+    >>> # result.outputs["revenue"].show()
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ubunye.runner import RunResult, run_task
+
+
+def active_spark() -> Any:
+    """The active SparkSession, or None (also when pyspark is not installed)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return None
+    return SparkSession.getActiveSession()
+
+
+def run(
+    task_dir: str | Path,
+    *,
+    dt: str | None = None,
+    dtf: str | None = None,
+    mode: str | None = None,
+    engine: str | None = None,
+    lineage: bool | None = True,
+    spark: Any = None,
+    monitors: Any = (),
+) -> RunResult:
+    """Run one task in this notebook's session and return its result (outputs included).
+
+    With an active SparkSession (Databricks, a local notebook) and no ``engine`` given, the task runs on Spark
+    in that session; without one it runs on config.yaml's backend. The record goes to the same store as a
+    CLI run of the task (``lineage=True`` by default: a notebook run leaves a record).
+    """
+    spark = spark or active_spark()
+    if engine is None and spark is not None:
+        engine = "spark"
+    return run_task(
+        task_dir,
+        dt=dt,
+        dtf=dtf,
+        mode=mode,
+        engine=engine,
+        lineage=lineage,
+        spark=spark,
+        monitors=monitors,
+        entry_point="notebook",
+    )
