@@ -1,0 +1,221 @@
+"""The Spark engine: Spark's own readers and writers, Delta Lake through delta-spark, catalog tables, Spark SQL.
+
+Delta needs the delta-spark jars on the session's classpath. :func:`configure_delta` adds them (resolved from
+Maven Central through ``spark.jars.packages``) to a builder; a session started without them gets an
+EngineError saying how to add them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from ubunye.config import IOConfig
+from ubunye.engines import location
+from ubunye.exceptions import EngineError, JarNotFoundError
+from ubunye.hashing import FrameHash, hash_frame
+
+log = logging.getLogger("ubunye")
+
+#: The delta-spark jars' version. pip's delta-spark 4.4.1 asks for 4.4.1 jars, which Maven Central does not
+#: have for Spark 4.2 (io.delta:delta-spark_4.2_2.13 stops at 4.4.0); override with UBUNYE_DELTA_VERSION.
+DELTA_JARS_VERSION = "4.4.0"
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+
+def delta_package() -> str:
+    """The Maven coordinate of the delta-spark jars for the installed pyspark (UBUNYE_DELTA_PACKAGE overrides)."""
+    if os.environ.get("UBUNYE_DELTA_PACKAGE"):
+        return os.environ["UBUNYE_DELTA_PACKAGE"]
+    import pyspark
+
+    major_minor = ".".join(pyspark.__version__.split(".")[:2])
+    version = os.environ.get("UBUNYE_DELTA_VERSION", DELTA_JARS_VERSION)
+    return f"io.delta:delta-spark_{major_minor}_2.13:{version}"
+
+
+DELTA_HELP = (
+    "Delta Lake is not available in this SparkSession: start it with the delta-spark jars, e.g. "
+    "ubunye.engines.spark_engine.configure_delta(SparkSession.builder), which sets "
+    "spark.jars.packages={pkg}, spark.sql.extensions=" + DELTA_EXTENSION + " and "
+    "spark.sql.catalog.spark_catalog=" + DELTA_CATALOG + " (on Databricks Delta is built in)"
+)
+
+
+def configure_delta(builder: Any) -> Any:
+    """Add the Delta jars (from Maven Central), extension and catalog to a SparkSession builder.
+
+    Keeps the packages and extensions the builder already has.
+
+    Example:
+        >>> from pyspark.sql import SparkSession  # doctest: +SKIP
+        >>> spark = configure_delta(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
+    """
+    options = getattr(builder, "_options", {})
+    packages = [p for p in str(options.get("spark.jars.packages", "")).split(",") if p]
+    extensions = [e for e in str(options.get("spark.sql.extensions", "")).split(",") if e]
+    if not any(p.startswith("io.delta:") for p in packages):
+        packages.append(delta_package())
+    if DELTA_EXTENSION not in extensions:
+        extensions.append(DELTA_EXTENSION)
+    return (
+        builder.config("spark.jars.packages", ",".join(packages))
+        .config("spark.sql.extensions", ",".join(extensions))
+        .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
+    )
+
+
+def new_session(spark_conf: dict[str, str] | None = None) -> Any:
+    """A SparkSession with Delta and (when built) the ubunye jar: ``spark.master`` defaults to local[2]."""
+    from pyspark.sql import SparkSession
+
+    import ubunye.spark as us
+
+    conf = dict(spark_conf or {})
+    builder = SparkSession.builder.master(conf.pop("spark.master", "local[2]")).appName("ubunye")
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    builder = configure_delta(builder)
+    try:
+        builder = us.configure(builder)
+    except JarNotFoundError as exc:
+        log.info("ubunye jar not attached (%s); hashing runs the Python twin on the executors", exc)
+    return builder.getOrCreate()
+
+
+def _is_delta_missing(exc: BaseException) -> bool:
+    text = str(exc)
+    return "DATA_SOURCE_NOT_FOUND" in text or ("delta" in text.lower() and "ClassNotFound" in text)
+
+
+class SparkEngine:
+    """Runs tasks on Spark DataFrames, in the given session, the active one, or a new local one."""
+
+    name = "spark"
+
+    def __init__(self, spark: Any = None, spark_conf: dict[str, str] | None = None) -> None:
+        self._spark = spark
+        self.spark_conf = dict(spark_conf or {})
+
+    @property
+    def spark(self) -> Any:
+        """The SparkSession (created on first use when there is no active one)."""
+        if self._spark is None:
+            from pyspark.sql import SparkSession
+
+            self._spark = SparkSession.getActiveSession() or new_session(self.spark_conf)
+        return self._spark
+
+    def _fail(self, io: IOConfig, verb: str, where: str, exc: Exception) -> EngineError:
+        if io.format == "delta" and _is_delta_missing(exc):
+            return EngineError(f"{verb} {io.name!r} at {where}: " + DELTA_HELP.format(pkg=delta_package()))
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        action = "read" if verb == "input" else "write"
+        return EngineError(f"{verb} {io.name!r}: cannot {action} {io.format or 'table'} at {where}: {first}")
+
+    def read(self, io: IOConfig, base_dir: Path) -> Any:
+        where = location(io, base_dir)
+        options = {str(k): str(v) for k, v in io.options.items()}
+        if io.format == "csv":
+            options = {"header": "true", "inferSchema": "true", **options}
+        if io.version is not None:
+            options["versionAsOf"] = str(io.version)
+        if io.timestamp is not None:
+            options["timestampAsOf"] = io.timestamp
+        try:
+            reader = self.spark.read.options(**options)
+            if io.table is not None:
+                return reader.table(io.table)
+            return reader.format(io.format).load(where)
+        except Exception as exc:
+            raise self._fail(io, "input", where, exc) from exc
+
+    def write(self, frame: Any, io: IOConfig, base_dir: Path) -> None:
+        where = location(io, base_dir)
+        options = {str(k): str(v) for k, v in io.options.items()}
+        if io.format == "csv":
+            options = {"header": "true", **options}
+        try:
+            writer = frame.write.mode(io.mode).options(**options)
+            if io.partition_by:
+                writer = writer.partitionBy(*io.partition_by)
+            if io.format is not None:
+                writer = writer.format(io.format)
+            if io.table is not None:
+                writer.saveAsTable(io.table)
+            else:
+                writer.save(where)
+        except Exception as exc:
+            raise self._fail(io, "output", where, exc) from exc
+
+    def _views(self, sources: dict[str, Any]) -> list[str]:
+        for name, frame in sources.items():
+            self.native(frame).createOrReplaceTempView(name)
+        return list(sources)
+
+    def _drop(self, names: list[str]) -> None:
+        for name in names:
+            self.spark.catalog.dropTempView(name)
+
+    def sql(self, query: str, sources: dict[str, Any]) -> Any:
+        names = self._views(sources)
+        try:
+            return self.spark.sql(query)
+        finally:
+            self._drop(names)
+
+    def scalar(self, query: str, sources: dict[str, Any]) -> Any:
+        names = self._views(sources)
+        try:
+            return self.spark.sql(query).first()[0]
+        finally:
+            self._drop(names)
+
+    def quote(self, column: str) -> str:
+        return "`" + column.replace("`", "``") + "`"
+
+    def hash(self, frame: Any) -> FrameHash:
+        return hash_frame(frame)
+
+    def native(self, frame: Any) -> Any:
+        if type(frame).__module__.startswith("narwhals"):
+            import narwhals as nw
+
+            frame = nw.to_native(frame)
+        if type(frame).__module__.startswith("pyspark.sql") and hasattr(frame, "createOrReplaceTempView"):
+            return frame
+        msg = f"the spark engine needs a Spark DataFrame, got {type(frame).__module__}.{type(frame).__name__}"
+        raise EngineError(msg)
+
+    def from_pandas(self, frame: Any) -> Any:
+        from ubunye.engines.pandas_engine import _to_arrow
+
+        return self.spark.createDataFrame(_to_arrow(frame))
+
+    def hold(self, frame: Any) -> Any:
+        try:
+            return frame.persist()
+        except Exception:  # Spark Connect on some runtimes: run without caching
+            return frame
+
+    def release(self, frame: Any) -> None:
+        try:
+            frame.unpersist()
+        except Exception:
+            log.debug("unpersist failed", exc_info=True)
+
+    def environment(self) -> dict[str, Any]:
+        spark = self.spark
+        facts: dict[str, Any] = {"version": spark.version}
+        try:
+            facts["session_time_zone"] = spark.conf.get("spark.sql.session.timeZone")
+        except Exception:
+            facts["session_time_zone"] = None
+        try:
+            facts["jvm_version"] = spark.sparkContext._jvm.System.getProperty("java.version")
+        except Exception:  # Spark Connect: no py4j gateway
+            facts["jvm_version"] = None
+        return facts
