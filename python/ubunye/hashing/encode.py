@@ -31,10 +31,23 @@ def join_object(names: list[str], values: list[pa.Array], length: int) -> pa.Arr
     order = sorted(range(len(names)), key=lambda i: names[i])
     if not order:
         return pa.array(["{}"] * length, pa.string())
-    parts = [pc.binary_join_element_wise("," + json_string(names[i]) + ":", values[i], "") for i in order]
-    body = pc.binary_join_element_wise(*parts, "", options=_SKIP_NULLS)
-    # Every member starts with a comma; drop the first one.
-    return pc.binary_join_element_wise("{", pc.utf8_slice_codeunits(body, 1), "}", "")
+    # One element-wise join over [prefix, value, prefix, value, ...]: a column without nulls passes its value
+    # as is next to a scalar prefix; a column with nulls becomes one member-or-null array, and nulls join as "".
+    # Every member starts with a comma unless the first column never is null; then the first comma is dropped.
+    lead_always = values[order[0]].null_count == 0
+    parts: list[object] = ["{"]
+    for k, i in enumerate(order):
+        prefix = ("" if k == 0 and lead_always else ",") + json_string(names[i]) + ":"
+        if values[i].null_count == 0:
+            parts += [prefix, values[i]]
+        else:
+            parts.append(pc.binary_join_element_wise(prefix, values[i], ""))
+    parts.append("}")
+    joined = pc.binary_join_element_wise(*parts, "", options=_SKIP_NULLS)
+    if lead_always:
+        return joined
+    # "{,..." -> "{...": at most one leading comma to remove.
+    return pc.replace_substring(joined, "{,", "{", max_replacements=1)
 
 
 def _list(arr: pa.Array, path: str) -> pa.Array:

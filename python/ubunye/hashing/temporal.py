@@ -43,6 +43,32 @@ def _year_text(year: np.ndarray) -> pa.Array:
     return text
 
 
+def _digits(out: np.ndarray, col: int, values: np.ndarray, width: int) -> None:
+    """Write ``values`` as ``width`` zero-padded ASCII digits into columns col.. of a byte matrix."""
+    v = values.astype(np.int64)
+    for k in range(width - 1, -1, -1):
+        out[:, col + k] = 48 + v % 10
+        v = v // 10
+
+
+def _fixed_text(template: str, fields: list[tuple[int, np.ndarray, int]], n: int) -> pa.Array:
+    """Fixed-width texts built as one byte matrix: a template row with digits written in at given columns.
+
+    Much faster than joining padded string arrays; used when every year has four digits (0..9999).
+    """
+    width = len(template)
+    out = np.empty((n, width), dtype=np.uint8)
+    out[:] = np.frombuffer(template.encode("ascii"), dtype=np.uint8)
+    for col, values, w in fields:
+        _digits(out, col, values, w)
+    offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(out.reshape(-1)))
+
+
+def _four_digit_years(year: np.ndarray) -> bool:
+    return bool(len(year) == 0 or (year.min() >= 0 and year.max() <= 9999))
+
+
 def _date_text(days: np.ndarray) -> pa.Array:
     year, month, day = _civil(days)
     return pc.binary_join_element_wise(_year_text(year), _pad(month, 2), _pad(day, 2), "-")
@@ -94,7 +120,12 @@ def format_timestamps(arr: pa.Array, path: str) -> pa.Array:
     secs, frac = np.divmod(tod, 1_000_000)
     hh, rest = np.divmod(secs, 3600)
     mm, ss = np.divmod(rest, 60)
-    clock = pc.binary_join_element_wise(_pad(hh, 2), _pad(mm, 2), _pad(ss, 2), ":")
     zone = 'Z"' if t.tz is not None else '"'
-    text = pc.binary_join_element_wise('"', _date_text(days), "T", clock, ".", _pad(frac, 6), zone, "")
-    return pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))
+    year, month, day = _civil(days)
+    if _four_digit_years(year):
+        fields = [(1, year, 4), (6, month, 2), (9, day, 2), (12, hh, 2), (15, mm, 2), (18, ss, 2), (21, frac, 6)]
+        text = _fixed_text('"0000-00-00T00:00:00.000000' + zone, fields, len(micros))
+    else:
+        clock = pc.binary_join_element_wise(_pad(hh, 2), _pad(mm, 2), _pad(ss, 2), ":")
+        text = pc.binary_join_element_wise('"', _date_text(days), "T", clock, ".", _pad(frac, 6), zone, "")
+    return text if arr.null_count == 0 else pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))
