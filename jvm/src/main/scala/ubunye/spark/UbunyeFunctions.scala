@@ -77,11 +77,22 @@ object UbunyeFunctions {
   )
 
   /** Registers every function in the function registry of `spark`, an already running session. */
-  def registerAll(spark: SparkSession): Unit = {
-    // Spark internals: the session's function registry lives on the classic (non-Connect) session.
-    val registry = spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.functionRegistry
-    functions.foreach { case (id, info, builder) => registry.registerFunction(id, info, builder) }
-  }
+  def registerAll(spark: SparkSession): Unit =
+    functions.foreach { case (id, info, builder) => registry(spark).registerFunction(qualified(id), info, builder) }
+
+  /** Takes the functions out of the session again (for tests of registerAll). */
+  def unregisterAll(spark: SparkSession): Unit =
+    functions.foreach { case (id, _, _) => registry(spark).dropFunction(qualified(id)) }
+
+  // Spark internals: the session's function registry lives on the classic (non-Connect) session.
+  private def registry(spark: SparkSession) =
+    spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.functionRegistry
+
+  // Spark internals: in Spark 4.2 the registry's keys are 3-part, system.builtin.<name> (CatalogManager's
+  // SYSTEM_CATALOG_NAME and BUILTIN_NAMESPACE, private[sql]), which is also where injectFunction
+  // (spark.sql.extensions) puts extension functions. An unqualified key fails an assertion there.
+  private def qualified(id: FunctionIdentifier): FunctionIdentifier =
+    FunctionIdentifier(id.funcName, Some("builtin"), Some("system"))
 
   /** True when `ubunye_rows_v1` is known to the session. */
   def isRegistered(spark: SparkSession): Boolean = spark.catalog.functionExists(RowsV1)

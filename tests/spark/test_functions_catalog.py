@@ -1,0 +1,74 @@
+"""Registration of the ubunye SQL functions, their DESC FUNCTION usage, and analysis-time errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ubunye.exceptions import HashError
+
+pytestmark = pytest.mark.spark
+
+FUNCTIONS = ["ubunye_rows_v1", "ubunye_canonical_line"]
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_desc_function_shows_usage(spark: Any, name: str) -> None:
+    text = "\n".join(r[0] for r in spark.sql(f"DESCRIBE FUNCTION EXTENDED {name}").collect())
+    assert f"Function: {name}" in text
+    assert f"Usage: {name}(cols...)" in text
+    assert "Examples:" in text
+
+
+def test_register_on_a_running_session(spark: Any) -> None:
+    """register() puts the functions back into a session that lacks them (the Databricks notebook case)."""
+    import ubunye.spark as us
+
+    other = spark.newSession()
+    # Extension functions cannot be dropped in SQL: take them out of this session's registry directly.
+    other._jvm.ubunye.spark.UbunyeFunctions.unregisterAll(other._jsparkSession)
+    assert not us.is_registered(other)
+    with pytest.raises(Exception, match="ubunye_rows_v1"):
+        us.require(other)
+    us.register(other)
+    assert us.is_registered(other)
+    assert other.sql("SELECT ubunye_rows_v1(*).row_count FROM range(3)").first()[0] == 3
+    us.register(other)  # twice is harmless
+    assert other.sql("SELECT ubunye_canonical_line(*) FROM range(1)").first()[0] == '{"id":0}'
+
+
+BAD = [
+    ("SELECT ubunye_rows_v1(*) FROM (SELECT 1 AS a, interval '1' day AS iv)", "`iv`", "interval day"),
+    ("SELECT ubunye_rows_v1(*) FROM (SELECT 1 AS a, null AS nothing)", "`nothing`", "void"),
+    ("SELECT ubunye_rows_v1(*) FROM (SELECT parse_json('1') AS v)", "`v`", "variant"),
+    (
+        "SELECT ubunye_rows_v1(*) FROM (SELECT named_struct('x', array(interval '1' year)) AS st)",
+        "`st` (field `st.x[]`)",
+        "interval year",
+    ),
+    ("SELECT ubunye_rows_v1(*) FROM (SELECT 1 AS id, 2 AS id)", "duplicate column name `id`", ""),
+    ("SELECT ubunye_rows_v1(*) FROM (SELECT named_struct('a', 1, 'a', 2) AS st)", "duplicate field name `a`", ""),
+    ("SELECT ubunye_canonical_line(*) FROM (SELECT interval '1' day AS iv)", "`iv`", "interval day"),
+]
+
+
+@pytest.mark.parametrize(("sql", "names", "type_name"), BAD, ids=[f"bad{i}" for i in range(len(BAD))])
+def test_bad_input_fails_at_analysis_naming_the_column(spark: Any, sql: str, names: str, type_name: str) -> None:
+    from pyspark.errors import AnalysisException
+
+    with pytest.raises(AnalysisException) as err:
+        spark.sql(sql)  # analysis only: no job runs
+    message = str(err.value)
+    assert names in message
+    assert type_name in message
+
+
+def test_python_schema_string_names_the_column(spark: Any) -> None:
+    from ubunye.hashing._spark import hash_spark_jvm, spark_schema_string
+
+    df = spark.sql("SELECT 1 AS a, named_struct('x', interval '1' day) AS st")
+    with pytest.raises(HashError, match=r"column 'st' \(field 'st\.x'\) of Spark type interval day"):
+        spark_schema_string(df.schema)
+    with pytest.raises(HashError, match="two columns named 'a'"):
+        hash_spark_jvm(spark.sql("SELECT 1 AS a, 2 AS a"))
