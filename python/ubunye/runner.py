@@ -21,6 +21,7 @@ from ubunye.engines import Engine, get_engine, location
 from ubunye.exceptions import ConfigError, ExpectationError, TaskError, UbunyeError
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing
 from ubunye.lineage.recorder import LineageRecorder
+from ubunye.lineage.redact import redact_url
 from ubunye.monitors import call_monitor
 from ubunye.task import load_task_class
 
@@ -181,7 +182,7 @@ def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
     result = RunResult(ctx.run_id, status, produced if status == "success" else {}, path, error, ctx)
     if failure is not None:
         where = f" (record: {path})" if path else ""
-        msg = f"task {ctx.usecase}/{ctx.package}/{ctx.task} failed in {error.stage}: {failure}{where}"
+        msg = redact_url(f"task {ctx.usecase}/{ctx.package}/{ctx.task} failed in {error.stage}: {failure}{where}")
         exc_type = ExpectationError if isinstance(failure, ExpectationError) else TaskError
         new = exc_type(msg)
         new.result = result  # type: ignore[attr-defined]

@@ -75,7 +75,12 @@ def new_session(spark_conf: dict[str, str] | None = None) -> Any:
     import ubunye.spark as us
 
     conf = dict(spark_conf or {})
-    builder = SparkSession.builder.master(conf.pop("spark.master", "local[2]")).appName("ubunye")
+    master = conf.pop("spark.master", "local[2]")
+    if master.startswith("local"):  # small data on one machine: few partitions
+        conf.setdefault("spark.sql.shuffle.partitions", "4")
+        conf.setdefault("spark.databricks.delta.snapshotPartitions", "2")
+        conf.setdefault("spark.ui.enabled", "false")
+    builder = SparkSession.builder.master(master).appName("ubunye")
     for key, value in conf.items():
         builder = builder.config(key, value)
     builder = configure_delta(builder)

@@ -18,7 +18,7 @@ _SECRET_NAME = re.compile(
     r"(pass(word|wd)?|pwd|token|secret|credential|private|(^|[_\-.])key$|(api|access|account|client|sas)[_\-.]?key|sig(nature)?$)",
     re.IGNORECASE,
 )
-_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/]*)(?::(?P<pw>[^@/]*))?@")
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/\s]*)(?::(?P<pw>[^@/\s]*))?@")
 _QUERY_SECRET = re.compile(
     r"([?&;](?:[^=&;]*(?:password|passwd|pwd|token|secret|key|sig|signature|credential)[^=&;]*)=)([^&;#]*)",
     re.IGNORECASE,
@@ -32,7 +32,7 @@ def is_secret_name(name: str) -> bool:
 
 
 def redact_url(text: str) -> str:
-    """Mask a URL's password (or a bare user token) and secret-looking query parameters."""
+    """Mask URL passwords anywhere in the text (an error message too), bare user tokens and secret query values."""
 
     def userinfo(m: re.Match[str]) -> str:
         if m.group("pw") is not None:

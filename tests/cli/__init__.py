@@ -1,0 +1,1 @@
+"""Tests of issue 4: run records."""

@@ -1,0 +1,111 @@
+"""The record (v2, v1 loading), the store (one path, atomic writes, listing, problems reported with the path)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ubunye.exceptions import RecordError
+from ubunye.lineage import DatasetRecord, RecordStore, RunRecord, load_record
+from ubunye.lineage.environment import capture_environment, code_hash
+
+V1 = {
+    "run_id": "20250101T000000Z",
+    "usecase": "shop",
+    "package": "daily",
+    "task": "revenue",
+    "status": "success",
+    "started_at": "2025-01-01T00:00:00Z",
+    "outputs": [{"name": "revenue", "format": "parquet", "location": "/x", "row_count": 4, "data_hash": "sha256:ab"}],
+    "sample_fraction": 0.01,
+}
+
+
+def test_store_path_is_the_one_layout(tmp_path):
+    store = RecordStore(tmp_path)
+    assert store.path("shop", "daily", "revenue", "r1") == tmp_path / ".ubunye/lineage/shop/daily/revenue/r1.json"
+    with pytest.raises(RecordError):
+        store.path("shop", "..", "revenue", "r1")
+
+
+def test_round_trip_and_atomic_write(tmp_path):
+    store = RecordStore(tmp_path)
+    record = RunRecord(run_id="r1", usecase="shop", package="daily", task="t", outputs=[DatasetRecord("o")])
+    path = store.write(record)
+    record.status = "success"
+    assert store.write(record) == path
+    assert load_record(path) == record
+    assert json.loads(path.read_text())["record_version"] == 2
+    assert [p.name for p in path.parent.iterdir()] == ["r1.json"]  # no temporary file left behind
+
+
+def test_v1_record_loads_as_version_1_with_new_fields_empty(tmp_path):
+    path = tmp_path / ".ubunye/lineage/shop/daily/revenue/old.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(V1))
+    record = load_record(path)
+    assert record.record_version == 1
+    assert record.code_hash is None and record.environment == {} and record.environment_hash is None
+    assert record.inputs == [] and record.timings == [] and record.expectations == []
+    assert record.outputs[0].data_hash == "sha256:ab" and record.outputs[0].hash_method is None
+    assert record.extra == {"sample_fraction": 0.01}
+    assert [r.run_id for r in RecordStore(tmp_path).records()] == ["20250101T000000Z"]
+
+
+def test_corrupt_and_newer_records_are_reported_with_their_path(tmp_path):
+    store = RecordStore(tmp_path)
+    store.write(RunRecord(run_id="good", usecase="shop", package="daily", task="t"))
+    folder = store.folder("shop", "daily", "t")
+    (folder / "half.json").write_text('{"run_id": "half", "usec')
+    (folder / "future.json").write_text(json.dumps({**V1, "run_id": "future", "record_version": 3}))
+    (folder / ".good.123.tmp").write_text("{")  # a write in progress is not a record
+    entries = {e.path.name: e for e in store.entries()}
+    assert set(entries) == {"good.json", "half.json", "future.json"}
+    assert entries["good.json"].record is not None
+    assert str(folder / "half.json") in entries["half.json"].problem and "corrupt" in entries["half.json"].problem
+    assert str(folder / "future.json") in entries["future.json"].problem
+    assert "record_version 3 is newer" in entries["future.json"].problem
+    with pytest.raises(RecordError, match="half.json"):
+        load_record(folder / "half.json")
+    assert [r.run_id for r in store.records()] == ["good"]
+
+
+def test_listing_filters_by_identity(tmp_path):
+    store = RecordStore(tmp_path)
+    for task in ("a", "b"):
+        store.write(RunRecord(run_id=f"r-{task}", usecase="shop", package="daily", task=task))
+    assert [r.task for r in store.records("shop", "daily", "a")] == ["a"]
+    assert len(store.records()) == 2
+    assert store.load("r-b").task == "b"
+    assert RecordStore(tmp_path / "nothing").entries() == []
+
+
+def test_code_hash_rule(tmp_path):
+    (tmp_path / "transformations.py").write_text("x = 1\n")
+    (tmp_path / "helper.py").write_text("y = 2\n")
+    first = code_hash(tmp_path)
+    (tmp_path / "notes.txt").write_text("not code")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "cached.py").write_text("z")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "h.py").write_text("z")
+    assert code_hash(tmp_path) == first
+    (tmp_path / "helper.py").write_bytes(b"y = 2\r\n")
+    assert code_hash(tmp_path) == first  # line endings normalised
+    (tmp_path / "helper.py").write_text("y = 3\n")
+    assert code_hash(tmp_path) != first
+    (tmp_path / "helper.py").write_text("y = 2\n")
+    (tmp_path / "helper.py").rename(tmp_path / "helper2.py")
+    assert code_hash(tmp_path) != first  # the relative path counts
+
+
+def test_environment_has_versions_and_never_environment_variables(monkeypatch):
+    monkeypatch.setenv("UBUNYE_TEST_SECRET", "hunter2-very-secret")
+    env = capture_environment("pandas")
+    for key in ("python_version", "python_implementation", "platform", "machine"):
+        assert env[key]
+    for pkg in ("pyspark", "delta-spark", "pandas", "pyarrow", "numpy", "narwhals", "scikit-learn", "torch", "mlflow"):
+        assert pkg in env["packages"]
+    assert env["packages"]["torch"] is None  # absent, recorded as absent
+    assert "hunter2" not in json.dumps(env)
