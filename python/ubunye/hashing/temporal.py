@@ -83,12 +83,12 @@ def format_dates(arr: pa.Array) -> pa.Array:
         ['"2024-02-29"']
     """
     days = pc.cast(arr, pa.date32()).cast(pa.int32()).fill_null(0).to_numpy()
-    text = _date_text(days)
-    return pc.if_else(
-        arr.is_valid(),
-        pc.binary_join_element_wise('"', text, '"', ""),
-        pa.nulls(len(arr), pa.string()),
-    )
+    year, month, day = _civil(days)
+    if _four_digit_years(year):
+        text = _fixed_text('"0000-00-00"', [(1, year, 4), (6, month, 2), (9, day, 2)], len(days))
+    else:
+        text = pc.binary_join_element_wise('"', _date_text(days), '"', "")
+    return text if arr.null_count == 0 else pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))
 
 
 def format_timestamps(arr: pa.Array, path: str) -> pa.Array:

@@ -23,6 +23,8 @@ def json_string(s: str) -> str:
 
 def json_strings(arr: pa.Array) -> pa.Array:
     """Vectorised ``json_string`` over an Arrow string array; nulls stay null."""
+    if not pc.any(pc.match_substring_regex(arr, r'["\\\x00-\x1f]')).as_py():
+        return pc.binary_join_element_wise('"', arr, '"', "")  # the common case: nothing to escape
     s = pc.replace_substring(arr, "\\", "\\\\")
     s = pc.replace_substring(s, '"', '\\"')
     has_control = pc.match_substring_regex(s, r"[\x00-\x1f]")
