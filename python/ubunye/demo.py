@@ -39,7 +39,8 @@ def render(record: RunRecord) -> str:
     lines = [
         f"run {record.run_id}  {record.usecase}/{record.package}/{record.task}  {record.status}"
         f"  backend={record.backend}  {record.duration_seconds:.2f}s",
-        f"  dt={record.template_vars.get('dt')}  code={_short(record.code_hash)}  env={_short(record.environment_hash)}",
+        f"  dt={record.template_vars.get('dt')}  code={_short(record.code_hash)}"
+        f"  env={_short(record.environment_hash)}",
     ]
     for side, items in (("in ", record.inputs), ("out", record.outputs)):
         for d in items:

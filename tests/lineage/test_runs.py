@@ -192,7 +192,10 @@ def test_transform_failure(uc):
 
 
 def test_wrong_output_names_are_a_clear_error(uc):
-    code = "from ubunye import Task\n\nclass T(Task):\n    def transform(self, sources):\n        return {'other': sources['orders']}\n"
+    code = (
+        "from ubunye import Task\n\n"
+        "class T(Task):\n    def transform(self, sources):\n        return {'other': sources['orders']}\n"
+    )
     cfg = {
         "CONFIG": {
             "inputs": {"orders": {"format": "delta", "path": "data/orders"}},

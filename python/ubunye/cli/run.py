@@ -3,25 +3,36 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from ubunye.cli.errors import domain_errors
 
+UsecaseDir = Annotated[Path, typer.Option("-d", "--usecase-dir", help="Folder holding <usecase>/<package>/<task>.")]
+Usecase = Annotated[str, typer.Option("-u", "--usecase", help="Usecase folder name.")]
+Package = Annotated[str, typer.Option("-p", "--package", help="Package folder name.")]
+Tasks = Annotated[list[str], typer.Option("-t", "--task", help="Task to run; repeat for several (run in order).")]
+Dt = Annotated[str | None, typer.Option("-dt", "--dt", help="Template variable dt (e.g. the business date).")]
+Dtf = Annotated[str | None, typer.Option("-dtf", "--dtf", help="Template variable dtf.")]
+Mode = Annotated[str | None, typer.Option("-m", "--mode", help="Template variable mode; selects ENGINE.profiles.")]
+Engine = Annotated[str | None, typer.Option("--engine", help="spark or pandas (default: ENGINE.backend).")]
+Lineage = Annotated[
+    bool | None, typer.Option("--lineage/--no-lineage", help="Record the run (default: as config.yaml's monitors say).")
+]
+
 
 @domain_errors
 def run(
-    usecase_dir: Path = typer.Option(..., "-d", "--usecase-dir", help="Folder holding <usecase>/<package>/<task>."),
-    usecase: str = typer.Option(..., "-u", "--usecase"),
-    package: str = typer.Option(..., "-p", "--package"),
-    tasks: list[str] = typer.Option(..., "-t", "--task", help="Task to run; repeat for several (run in order)."),
-    dt: str | None = typer.Option(None, "-dt", "--dt", help="Template variable dt (e.g. the business date)."),
-    dtf: str | None = typer.Option(None, "-dtf", "--dtf", help="Template variable dtf."),
-    mode: str | None = typer.Option(None, "-m", "--mode", help="Template variable mode; selects ENGINE.profiles."),
-    engine: str | None = typer.Option(None, "--engine", help="spark or pandas (default: ENGINE.backend)."),
-    lineage: bool | None = typer.Option(
-        None, "--lineage/--no-lineage", help="Record the run (default: as config.yaml's monitors say)."
-    ),
+    usecase_dir: UsecaseDir,
+    usecase: Usecase,
+    package: Package,
+    tasks: Tasks,
+    dt: Dt = None,
+    dtf: Dtf = None,
+    mode: Mode = None,
+    engine: Engine = None,
+    lineage: Lineage = None,
 ) -> None:
     """Run tasks; each run's record lands in <usecase_dir>/.ubunye/lineage/<usecase>/<package>/<task>/."""
     from ubunye.runner import run_pipeline
