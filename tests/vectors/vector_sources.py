@@ -221,6 +221,27 @@ VECTORS = [
         ],
     },
     {
+        "name": "map_keys",
+        "description": "map keys of other types become their text; keys needing escapes; sorting by key text",
+        "columns": [
+            {"name": "by_date", "type": "map<date,int32>"},
+            {"name": "by_float", "type": "map<float64,string>"},
+            {"name": "by_bool", "type": "map<bool,int32>"},
+            {"name": "by_text", "type": "map<string,float32>"},
+            {"name": "by_dec", "type": "map<decimal(5,2),bool>"},
+        ],
+        "rows": [
+            [
+                {"map": [[{"date": "2024-12-31"}, 1], [{"date": "2024-01-02"}, None]]},
+                {"map": [[F("1e23"), "big"], [F("NaN"), "nan"], [F("-0.0"), "negzero"], [F("10.0"), "ten"]]},
+                {"map": [[True, 1], [False, 0]]},
+                {"map": [['q"uote', F("1.5")], ["back\\slash", F("NaN")], ["tab\t", None], ["\u00e9", F("2.0")]]},
+                {"map": [[D("10.00"), True], [D("-1.50"), False], [D("9.99"), None]]},
+            ],
+            [None, {"map": []}, None, {"map": [["z", F("1.0")], ["a", F("1.0")]]}, None],
+        ],
+    },
+    {
         "name": "timestamps",
         "description": "one instant given in several zones is one line; wall clocks never shift; microseconds",
         "columns": [{"name": "ts", "type": "timestamp"}, {"name": "ntz", "type": "timestamp_ntz"}],
