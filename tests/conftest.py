@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ def spark():
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         .config("spark.databricks.delta.snapshotPartitions", "2")
+        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="ubunye-warehouse-"))
     )
     builder = configure_delta(builder)
     try:

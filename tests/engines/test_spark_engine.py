@@ -1,0 +1,128 @@
+"""The Spark engine against the pandas engine: the same task, the same Delta tables, the same receipts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pandas as pd
+import pytest
+
+from tests.lineage.usecase import example_usecase, fingerprints, last, records, write_task
+from ubunye import notebook
+from ubunye.config.model import IOConfig
+from ubunye.engines import get_engine
+from ubunye.engines.spark_engine import SparkEngine
+from ubunye.exceptions import EngineError, TaskError
+from ubunye.runner import run_pipeline, run_task
+
+DT = "2026-12-01"
+TASKS = ["orders", "revenue", "customers"]
+FRAME = pd.DataFrame({"id": [1, 2, 3], "name": ["a", "b", None], "score": pd.array([1.5, None, 3.0], dtype="Float64")})
+
+
+def same(a, b) -> bool:
+    """Two FrameHashes agree (``engine``, which implementation ran, may differ)."""
+    return (a.row_count, a.data_hash, a.schema_hash, a.schema) == (b.row_count, b.data_hash, b.schema_hash, b.schema)
+
+
+def test_missing_delta_jars_error_says_how_to_add_them():
+    engine = SparkEngine(spark=object())
+    err = engine._fail(
+        IOConfig("t", format="delta", path="p"), "input", "/p", Exception("[DATA_SOURCE_NOT_FOUND] delta")
+    )
+    assert "spark.jars.packages=io.delta:delta-spark_" in str(err) and "DeltaSparkSessionExtension" in str(err)
+
+
+@pytest.mark.spark
+def test_same_task_on_spark_and_pandas_leaves_identical_receipts(spark, tmp_path):
+    on_pandas = example_usecase(tmp_path / "p")
+    on_spark = example_usecase(tmp_path / "s")
+    run_pipeline(on_pandas, "shop", "daily", TASKS, dt=DT, engine="pandas", lineage=True)
+    run_pipeline(on_spark, "shop", "daily", TASKS, dt=DT, engine="spark", spark=spark, lineage=True)
+    for task in TASKS:
+        p, s = last(on_pandas, task), last(on_spark, task)
+        assert (p.backend, s.backend) == ("pandas", "spark")
+        assert fingerprints(p) == fingerprints(s), task
+        assert all(d.data_hash for d in s.inputs + s.outputs)
+        assert [(e.rule, e.column, e.passed, e.observed) for e in p.expectations] == [
+            (e.rule, e.column, e.passed, e.observed) for e in s.expectations
+        ]
+        assert p.code_hash == s.code_hash
+    env = last(on_spark, "revenue").environment
+    assert env["spark"]["version"] == spark.version and env["spark"]["session_time_zone"] == "UTC"
+    assert env["spark"]["jvm_version"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("writer", "reader"), [("spark", "pandas"), ("pandas", "spark")])
+def test_delta_across_engines_with_time_travel(spark, tmp_path, writer, reader):
+    w = get_engine(writer, spark=spark)
+    r = get_engine(reader, spark=spark)
+    io = IOConfig("t", format="delta", path="delta/t")
+    w.write(w.from_pandas(FRAME.head(1)), io, tmp_path)
+    time.sleep(1.2)
+    between = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    time.sleep(1.2)
+    w.write(w.from_pandas(FRAME), io, tmp_path)
+    for read_io, rows in [
+        (io, 3),
+        (IOConfig("t", format="delta", path="delta/t", version=0), 1),
+        (IOConfig("t", format="delta", path="delta/t", timestamp=between), 1),
+        (IOConfig("t", format="delta", path="delta/t", version=1), 3),
+    ]:
+        a, b = w.hash(w.read(read_io, tmp_path)), r.hash(r.read(read_io, tmp_path))
+        assert same(a, b)
+        assert a.row_count == rows
+
+
+@pytest.mark.spark
+def test_catalog_table_and_formats_on_spark(spark, tmp_path):
+    engine = get_engine("spark", spark=spark)
+    pandas = get_engine("pandas")
+    frame = engine.from_pandas(FRAME)
+    engine.write(frame, IOConfig("t", format="delta", table="default.ubunye_t"), tmp_path)
+    back = engine.read(IOConfig("t", table="default.ubunye_t"), tmp_path)
+    assert same(engine.hash(back), pandas.hash(FRAME))
+    for fmt in ("parquet", "csv", "json"):
+        io = IOConfig("t", format=fmt, path=f"files/{fmt}")
+        engine.write(frame, io, tmp_path)
+        engine.write(frame, IOConfig("t", format=fmt, path=f"files/{fmt}", mode="append"), tmp_path)
+        assert engine.read(io, tmp_path).count() == 6
+        assert len(pandas.read(io, tmp_path)) == 6  # what Spark wrote, pandas reads
+    parquet = IOConfig("t", format="parquet", path="files/parquet")
+    assert same(engine.hash(engine.read(parquet, tmp_path)), pandas.hash(pandas.read(parquet, tmp_path)))
+    with pytest.raises(EngineError, match="needs a Spark DataFrame"):
+        engine.native(FRAME)
+
+
+@pytest.mark.spark
+def test_notebook_reuses_the_active_session_and_the_same_store(spark, tmp_path):
+    uc = example_usecase(tmp_path)
+    run_task(uc / "shop/daily/orders", dt=DT, engine="pandas", lineage=False)
+    result = notebook.run(uc / "shop/daily/revenue", dt=DT)
+    record = last(uc, "revenue")
+    assert (record.backend, record.entry_point, record.status) == ("spark", "notebook", "success")
+    assert result.context.engine.spark is spark
+    assert result.outputs["revenue"].count() == 4
+    run_task(uc / "shop/daily/revenue", dt=DT, engine="pandas", lineage=True)
+    a, b = records(uc, "revenue")
+    assert fingerprints(a) == fingerprints(b)
+
+
+@pytest.mark.spark
+def test_spark_failures_are_recorded(spark, tmp_path):
+    uc = example_usecase(tmp_path)
+    cfg = {
+        "CONFIG": {
+            "inputs": {"orders": {"format": "delta", "path": "data/none"}},
+            "outputs": {"o": {"format": "parquet", "path": "data/o"}},
+            "transform": {"type": "sql", "query": "SELECT * FROM orders"},
+            "monitors": ["lineage"],
+        }
+    }
+    write_task(uc, "bad_read", cfg)
+    with pytest.raises(TaskError, match="failed in read"):
+        run_task(uc / "shop/daily/bad_read", engine="spark", spark=spark)
+    record = last(uc, "bad_read")
+    assert (record.status, record.error.stage, record.backend) == ("failed", "read", "spark")
