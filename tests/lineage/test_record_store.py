@@ -10,15 +10,33 @@ from ubunye.exceptions import RecordError
 from ubunye.lineage import DatasetRecord, RecordStore, RunRecord, load_record
 from ubunye.lineage.environment import capture_environment, code_hash
 
-V1 = {
+V1 = {  # the shape ubunye wrote before 0.7 (RunContext.to_dict): no record_version, no hash_method
     "run_id": "20250101T000000Z",
+    "task_path": "shop/daily/revenue",
     "usecase": "shop",
     "package": "daily",
-    "task": "revenue",
-    "status": "success",
+    "task_name": "revenue",
+    "profile": "dev",
+    "model": "etl",
+    "version": "0.1.0",
+    "config_hash": "sha256:cc",
     "started_at": "2025-01-01T00:00:00Z",
-    "outputs": [{"name": "revenue", "format": "parquet", "location": "/x", "row_count": 4, "data_hash": "sha256:ab"}],
-    "sample_fraction": 0.01,
+    "ended_at": "2025-01-01T00:00:09Z",
+    "duration_sec": 9.0,
+    "status": "error",
+    "inputs": [{"name": "orders", "direction": "input", "format": "delta", "location": "/o", "row_count": None}],
+    "outputs": [
+        {
+            "name": "revenue",
+            "direction": "output",
+            "format": "parquet",
+            "location": "/x",
+            "row_count": 4,
+            "schema_hash": "sha256:aa",
+            "data_hash": "sha256:ab",
+        }
+    ],
+    "error": "boom",
 }
 
 
@@ -46,10 +64,13 @@ def test_v1_record_loads_as_version_1_with_new_fields_empty(tmp_path):
     path.write_text(json.dumps(V1))
     record = load_record(path)
     assert record.record_version == 1
+    assert record.identity == ("shop", "daily", "revenue") and record.task_version == "0.1.0"
+    assert (record.status, record.duration_seconds, record.error.message) == ("failed", 9.0, "boom")
     assert record.code_hash is None and record.environment == {} and record.environment_hash is None
-    assert record.inputs == [] and record.timings == [] and record.expectations == []
+    assert record.timings == [] and record.expectations == [] and record.template_vars == {}
     assert record.outputs[0].data_hash == "sha256:ab" and record.outputs[0].hash_method is None
-    assert record.extra == {"sample_fraction": 0.01}
+    assert record.inputs[0].data_hash is None and record.inputs[0].hash_method is None
+    assert record.extra == {"task_path": "shop/daily/revenue", "profile": "dev"}
     assert [r.run_id for r in RecordStore(tmp_path).records()] == ["20250101T000000Z"]
 
 

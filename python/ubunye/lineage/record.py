@@ -141,6 +141,8 @@ class RunRecord:
         if version > RECORD_VERSION:
             msg = f"{where}record_version {version} is newer than this ubunye reads ({RECORD_VERSION}); upgrade ubunye"
             raise RecordError(msg)
+        if version == 1:
+            data = _v1_names(data)
         known = {f.name for f in fields(cls)}
         kwargs: dict[str, Any] = {k: v for k, v in data.items() if k in known and k != "extra"}
         missing = [k for k in ("run_id", "usecase", "package", "task") if k not in kwargs]
@@ -169,6 +171,17 @@ class RunRecord:
             for k in ("environment", "template_vars"):
                 kwargs[k] = kwargs.get(k) or {}
         return cls(**kwargs)
+
+
+#: Pre-0.7 records (ubunye's RunContext) named some fields differently.
+_V1_ALIASES = {"task_name": "task", "duration_sec": "duration_seconds", "version": "task_version"}
+
+
+def _v1_names(data: dict[str, Any]) -> dict[str, Any]:
+    out = {_V1_ALIASES.get(k, k): v for k, v in data.items() if not (k in _V1_ALIASES and _V1_ALIASES[k] in data)}
+    if out.get("status") == "error":
+        out["status"] = "failed"
+    return out
 
 
 def _only(kind: type, data: dict[str, Any]) -> dict[str, Any]:
