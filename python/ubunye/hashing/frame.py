@@ -10,6 +10,7 @@ import pyarrow as pa
 from ubunye.exceptions import HashError
 from ubunye.hashing.digest import FrameHash, add_sums, finish, sum_lines
 from ubunye.hashing.encode import encode_batch
+from ubunye.hashing.port import is_rows_frame, port_to_arrow
 from ubunye.hashing.types import schema_string
 
 # Rows per encoded batch: bounds peak memory (lines live one batch at a time) without per-batch overhead mattering.
@@ -27,7 +28,7 @@ def _is_spark(frame: Any) -> bool:
 
 
 def to_arrow(frame: Any) -> pa.Table:
-    """The Arrow table rows-v1 hashes for a pandas DataFrame, an Arrow Table/RecordBatch, or an Arrow stream."""
+    """The Arrow table rows-v1 hashes for pandas, an Arrow Table/RecordBatch, an Arrow stream, or a port frame."""
     if isinstance(frame, pa.Table):
         return frame
     if isinstance(frame, pa.RecordBatch):
@@ -38,9 +39,12 @@ def to_arrow(frame: Any) -> pa.Table:
         return pandas_to_arrow(frame)
     if hasattr(frame, "__arrow_c_stream__"):
         return pa.table(frame)
+    if is_rows_frame(frame):
+        return port_to_arrow(frame)
     msg = (
         f"rows-v1 cannot hash a {type(frame).__module__}.{type(frame).__name__}: give a pandas DataFrame, "
-        "a pyarrow Table or RecordBatch, a Spark DataFrame, or an object with __arrow_c_stream__"
+        "a pyarrow Table or RecordBatch, a Spark DataFrame, an object with __arrow_c_stream__, "
+        "or one with collect() and schema (ubunye.hashing.port)"
     )
     raise HashError(msg)
 
@@ -66,7 +70,8 @@ def hash_frame(frame: Any) -> FrameHash:
 
     Accepts a pandas DataFrame, a pyarrow Table or RecordBatch, a Spark DataFrame (the JVM function when the
     ubunye jar is registered in its session, else the twin on the executors), or anything exposing
-    ``__arrow_c_stream__`` (polars, DuckDB relations...). Raises ``HashError`` naming the column and type
+    ``__arrow_c_stream__`` (polars, DuckDB relations...), or any frame with ``collect()`` and a rows-v1
+    ``schema`` (the port, ``ubunye.hashing.port.RowsFrame``). Raises ``HashError`` naming the column and type
     when a column cannot be hashed.
 
     Example:

@@ -1,0 +1,164 @@
+"""The port: how a frame of any engine is hashed when it is neither pandas, Arrow, Spark nor an Arrow stream.
+
+A frame satisfies :class:`RowsFrame` when it has
+
+- ``schema``: the columns as ``(name, rows-v1 type name)`` pairs, e.g. ``[("id", "int64"), ("at", "timestamp")]``
+  (the names of docs/rows-v1.md section 7, nested ones included: ``list<struct<"a":date>>``);
+- ``collect()``: every row, each a tuple in schema order or a mapping from column name to value (a missing key
+  is null).
+
+Values are plain Python: ``int``, ``float``, ``bool``, ``str``, ``bytes``, ``decimal.Decimal``,
+``datetime.date``, ``datetime.datetime`` (time-zone aware for ``timestamp``, naive for ``timestamp_ntz``: the
+other way round is refused rather than guessed), ``list`` for lists, ``dict`` (or a tuple in field order) for
+structs, ``dict`` or a list of ``(key, value)`` pairs for maps, ``None`` for null. hash_frame builds the Arrow table
+the type names say and hashes it with the twin, so the schema a backend gives *is* the schema that is hashed.
+
+A frame exposing ``__arrow_c_stream__`` (polars, DuckDB, ...) needs no port: it is read through Arrow.
+
+Example:
+    >>> from ubunye.hashing import hash_frame
+    >>> class Rows:
+    ...     schema = [("id", "int64"), ("name", "string")]
+    ...     def collect(self):
+    ...         return [(1, "Ana"), {"id": 2}]
+    >>> h = hash_frame(Rows())
+    >>> h.schema, h.row_count
+    ('struct<"id":int64,"name":string>', 2)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import pyarrow as pa
+
+from ubunye.exceptions import HashError
+from ubunye.hashing.typenames import TypeTree, arrow_type, parse_type
+from ubunye.hashing.types import check_unique
+
+
+@runtime_checkable
+class RowsFrame(Protocol):
+    """A frame hashed from its rows: ``schema`` as (name, rows-v1 type name) pairs and ``collect()`` the rows."""
+
+    @property
+    def schema(self) -> Sequence[tuple[str, str]]:
+        """The columns, in the order of a tuple row: ``[("id", "int64"), ...]``."""
+        ...
+
+    def collect(self) -> Iterable[Sequence[Any] | Mapping[str, Any]]:
+        """Every row: a tuple in schema order, or a mapping from column name to value."""
+        ...
+
+
+def is_rows_frame(frame: Any) -> bool:
+    """True when ``frame`` has a ``collect`` method and a ``schema`` (the port's shape; contents checked later)."""
+    has_schema = hasattr(type(frame), "schema") or "schema" in getattr(frame, "__dict__", {})
+    return callable(getattr(type(frame), "collect", None)) and has_schema
+
+
+def port_schema(frame: Any) -> list[tuple[str, str, TypeTree]]:
+    """The frame's columns as ``(name, type name, parsed type)``; HashError naming the column on a bad entry."""
+    kind = f"{type(frame).__module__}.{type(frame).__name__}"
+    try:
+        schema = frame.schema
+        entries = list(schema.items() if isinstance(schema, Mapping) else schema)
+    except TypeError:
+        entries = None
+    bad = entries is None or not all(
+        isinstance(e, tuple | list) and len(e) == 2 and isinstance(e[0], str) and isinstance(e[1], str) for e in entries
+    )
+    if bad:
+        msg = (
+            f"rows-v1 cannot hash a {kind}: it has collect() and schema, but its schema is not (name, rows-v1 type "
+            "name) pairs (ubunye.hashing.port; a lazy frame must be collected first)"
+        )
+        raise HashError(msg)
+    check_unique([name for name, _ in entries])
+    out = []
+    for name, tname in entries:
+        try:
+            out.append((name, tname, parse_type(tname)))
+        except ValueError as exc:
+            msg = f"rows-v1 cannot hash column {name!r} of type {tname!r}: not a rows-v1 type name ({exc})"
+            raise HashError(msg) from None
+    return out
+
+
+def _check_times(value: Any, tree: TypeTree, path: str, tname: str) -> None:
+    """Refuse naive datetimes in ``timestamp`` and aware ones in ``timestamp_ntz`` (pyarrow would guess)."""
+    if value is None:
+        return
+    if tree in ("timestamp", "timestamp_ntz"):
+        if isinstance(value, dt.datetime) and (value.tzinfo is None) == (tree == "timestamp"):
+            want = "time-zone aware" if tree == "timestamp" else "naive (wall-clock)"
+            msg = (
+                f"rows-v1 cannot hash {path!r} of type {tname}: {value!r} is not {want}; "
+                "a backend must say which instant it means (docs/rows-v1.md section 5.3)"
+            )
+            raise HashError(msg)
+        return
+    if isinstance(tree, str) or tree[0] == "decimal":
+        return
+    if tree[0] == "list":
+        for item in value:
+            _check_times(item, tree[1], path + "[]", tname)
+    elif tree[0] == "map":
+        for k, v in value.items() if isinstance(value, Mapping) else value:
+            _check_times(k, tree[1], path + "{key}", tname)
+            _check_times(v, tree[2], path + "{value}", tname)
+    else:
+        fields = tree[1]
+        items = value.items() if isinstance(value, Mapping) else zip([n for n, _ in fields], value, strict=False)
+        types = dict(fields)
+        for n, v in items:
+            if n in types:
+                _check_times(v, types[n], f"{path}.{n}", tname)
+
+
+def _has_time(tree: TypeTree) -> bool:
+    if isinstance(tree, str):
+        return tree in ("timestamp", "timestamp_ntz")
+    if tree[0] == "decimal":
+        return False
+    if tree[0] == "struct":
+        return any(_has_time(t) for _, t in tree[1])
+    return any(_has_time(t) for t in tree[1:])
+
+
+def port_to_arrow(frame: Any) -> pa.Table:
+    """The Arrow table of a :class:`RowsFrame`, typed by its rows-v1 schema (what hash_frame hashes)."""
+    columns = port_schema(frame)
+    names = [name for name, _, _ in columns]
+    known = set(names)
+    cells: list[list[Any]] = [[] for _ in columns]
+    for i, row in enumerate(frame.collect()):
+        if isinstance(row, Mapping):
+            extra = sorted(set(row) - known)
+            if extra:
+                msg = f"rows-v1 cannot hash row {i}: column {extra[0]!r} is not in the frame's schema {names}"
+                raise HashError(msg)
+            values: Sequence[Any] = [row.get(n) for n in names]
+        else:
+            values = tuple(row)
+            if len(values) != len(names):
+                msg = f"rows-v1 cannot hash row {i}: it has {len(values)} values for the {len(names)} columns {names}"
+                raise HashError(msg)
+        for col, value in zip(cells, values, strict=True):
+            col.append(value)
+    arrays = []
+    for (name, tname, tree), col in zip(columns, cells, strict=True):
+        if _has_time(tree):
+            for value in col:
+                _check_times(value, tree, name, tname)
+        try:
+            arrays.append(pa.array(col, type=arrow_type(tree)))
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+            msg = f"rows-v1 cannot hash column {name!r} of type {tname}: its values do not fit the type ({exc})"
+            raise HashError(msg) from None
+    return pa.Table.from_arrays(arrays, schema=pa.schema([(n, a.type) for n, a in zip(names, arrays, strict=True)]))
+
+
+__all__ = ["RowsFrame", "is_rows_frame", "port_schema", "port_to_arrow"]

@@ -1,0 +1,118 @@
+"""The port (collect() + rows-v1 schema) and Arrow-stream frames (polars, DuckDB) hash like the reference twin."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from tests.conftest import VECTORS
+from ubunye.exceptions import HashError
+from ubunye.hashing import canonical_lines, hash_frame
+from ubunye.hashing.port import RowsFrame, is_rows_frame
+from ubunye.testing.vectors import cell_value, parse_type
+
+
+class Rows:
+    """The smallest port frame: a schema and a list of rows."""
+
+    def __init__(self, schema, rows):
+        self.schema = schema
+        self._rows = rows
+
+    def collect(self):
+        return list(self._rows)
+
+
+def _port_frame(vector) -> Rows:
+    trees = [parse_type(t) for _, t in vector.columns]
+    rows = [tuple(cell_value(c, tree) for c, tree in zip(row, trees, strict=True)) for row in vector.rows]
+    return Rows(vector.columns, rows)
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v.name)
+def test_port_frames_of_the_vectors_hash_as_expected(vector):
+    frame = _port_frame(vector)
+    assert isinstance(frame, RowsFrame)
+    h = hash_frame(frame)
+    assert (h.schema, h.row_count, h.data_hash) == (
+        vector.expected["schema"],
+        vector.expected["row_count"],
+        vector.expected["data_hash"],
+    )
+    assert canonical_lines(frame) == vector.expected["lines"]
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v.name)
+def test_polars_and_duckdb_hash_like_arrow_and_pandas(vector):
+    pl = pytest.importorskip("polars")
+    duckdb = pytest.importorskip("duckdb")
+    table = vector.arrow()
+    con = duckdb.connect()
+    try:
+        hashes = {
+            "arrow": hash_frame(table),
+            "pandas": hash_frame(table.to_pandas(types_mapper=pd.ArrowDtype)),
+            "polars": hash_frame(pl.from_arrow(table)),
+            "duckdb": hash_frame(con.from_arrow(table)),
+        }
+        lines = canonical_lines(con.from_arrow(table))
+    finally:
+        con.close()
+    assert {name: h.data_hash for name, h in hashes.items()} == dict.fromkeys(hashes, vector.expected["data_hash"])
+    assert sorted(lines) == sorted(vector.expected["lines"])
+
+
+def test_mapping_rows_and_missing_keys_are_nulls():
+    frame = Rows([("id", "int64"), ("name", "string")], [{"id": 1, "name": "Ana"}, {"id": 2}])
+    assert canonical_lines(frame) == ['{"id":1,"name":"Ana"}', '{"id":2}']
+    same = pa.table({"id": [1, 2], "name": ["Ana", None]})
+    assert hash_frame(frame) == hash_frame(same)
+
+
+def test_the_schema_is_what_the_backend_names():
+    ints = Rows([("n", "int32")], [(1,), (2,)])
+    assert hash_frame(ints).schema == 'struct<"n":int32>'
+    assert hash_frame(ints) == hash_frame(pa.table({"n": pa.array([1, 2], pa.int32())}))
+    assert hash_frame(ints) != hash_frame(Rows([("n", "int64")], [(1,), (2,)]))
+
+
+def test_timestamps_need_the_right_kind_of_datetime():
+    at = dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    utc = Rows([("t", "timestamp")], [(at,)])
+    assert canonical_lines(utc) == ['{"t":"2024-01-01T10:00:00.000000Z"}']
+    with pytest.raises(HashError, match=r"'t' of type timestamp: .* not time-zone aware"):
+        hash_frame(Rows([("t", "timestamp")], [(at.replace(tzinfo=None),)]))
+    with pytest.raises(HashError, match=r"'t\[\]' of type list<timestamp_ntz>: .* not naive"):
+        hash_frame(Rows([("t", "list<timestamp_ntz>")], [([at],)]))
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        (Rows([("a", "integer")], []), r"column 'a' of type 'integer': not a rows-v1 type name"),
+        (Rows([("a", "int64"), ("a", "string")], []), r"two columns named 'a'"),
+        (Rows([("a", "int64")], [(1, 2)]), r"row 0: it has 2 values for the 1 columns"),
+        (Rows([("a", "int64")], [{"b": 1}]), r"row 0: column 'b' is not in the frame's schema"),
+        (Rows([("d", "decimal(5,2)")], [(1.5,)]), r"column 'd' of type decimal\(5,2\): its values do not fit"),
+        (Rows({"a": 5}, []), r"schema is not \(name, rows-v1 type name\) pairs"),
+    ],
+)
+def test_port_errors_name_the_column_and_type(frame, message):
+    with pytest.raises(HashError, match=message):
+        hash_frame(frame)
+
+
+def test_mapping_schema_is_accepted():
+    assert hash_frame(Rows({"a": "int64"}, [(1,)])) == hash_frame(pa.table({"a": [1]}))
+
+
+@pytest.mark.filterwarnings("ignore:Resolving the schema")
+def test_a_lazy_polars_frame_is_refused_with_a_hint():
+    pl = pytest.importorskip("polars")
+    lazy = pl.DataFrame({"a": [1]}).lazy()
+    assert is_rows_frame(lazy)
+    with pytest.raises(HashError, match="lazy frame must be collected first"):
+        hash_frame(lazy)
