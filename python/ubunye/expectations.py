@@ -3,6 +3,7 @@
 Rules: ``row_count {min, max}``, ``not_null [cols]``, ``unique [cols]`` (an item that is a list is a compound
 key), ``accepted_values {col: [values]}`` (nulls are accepted; use not_null for them) and
 ``expression "<SQL boolean>"`` (a row fails unless the expression is true, so null fails).
+NaN in a float column is a value, not null (as rows-v1 hashes it and as it is written).
 ``observed`` is the row count for row_count and the number of offending rows (or duplicated keys) otherwise.
 
 Example:
@@ -10,7 +11,7 @@ Example:
     >>> from ubunye.config.model import Expectations
     >>> from ubunye.engines import get_engine
     >>> rules = Expectations("outputs.o", {"not_null": ["a"], "row_count": {"min": 3}})
-    >>> [(r.rule, r.passed, r.observed) for r in check(rules, pd.DataFrame({"a": [1, None]}), get_engine("pandas"))]
+    >>> [(r.rule, r.passed, r.observed) for r in check(rules, pd.DataFrame({"a": pd.array([1, None], dtype="Int64")}), get_engine("pandas"))]
     [('row_count', False, 2), ('not_null', False, 1)]
 """
 

@@ -9,7 +9,7 @@ Example:
     >>> class Old:
     ...     def task_end(self, status, outputs):
     ...         print(status, outputs)
-    >>> call_monitor(Old(), "task_end", status="success", outputs=[], inputs=[], timings=[])
+    >>> ran = call_monitor(Old(), "task_end", status="success", outputs=[], inputs=[], timings=[])
     success []
 """
 
