@@ -11,7 +11,8 @@ Example:
     >>> from ubunye.config.model import Expectations
     >>> from ubunye.engines import get_engine
     >>> rules = Expectations("outputs.o", {"not_null": ["a"], "row_count": {"min": 3}})
-    >>> [(r.rule, r.passed, r.observed) for r in check(rules, pd.DataFrame({"a": pd.array([1, None], dtype="Int64")}), get_engine("pandas"))]
+    >>> frame = pd.DataFrame({"a": pd.array([1, None], dtype="Int64")})
+    >>> [(r.rule, r.passed, r.observed) for r in check(rules, frame, get_engine("pandas"))]
     [('row_count', False, 2), ('not_null', False, 1)]
 """
 
