@@ -16,7 +16,7 @@ Tasks = Annotated[list[str], typer.Option("-t", "--task", help="Task to run; rep
 Dt = Annotated[str | None, typer.Option("-dt", "--dt", help="Template variable dt (e.g. the business date).")]
 Dtf = Annotated[str | None, typer.Option("-dtf", "--dtf", help="Template variable dtf.")]
 Mode = Annotated[str | None, typer.Option("-m", "--mode", help="Template variable mode; selects ENGINE.profiles.")]
-Engine = Annotated[str | None, typer.Option("--engine", help="spark or pandas (default: ENGINE.backend).")]
+Engine = Annotated[str | None, typer.Option("--engine", help="spark, pandas or polars (default: ENGINE.backend).")]
 Lineage = Annotated[
     bool | None, typer.Option("--lineage/--no-lineage", help="Record the run (default: as config.yaml's monitors say).")
 ]
@@ -35,10 +35,11 @@ def run(
     lineage: Lineage = None,
 ) -> None:
     """Run tasks; each run's record lands in <usecase_dir>/.ubunye/lineage/<usecase>/<package>/<task>/."""
+    from ubunye.config.model import BACKENDS
     from ubunye.runner import run_pipeline
 
-    if engine is not None and engine not in ("spark", "pandas"):
-        raise typer.BadParameter(f"{engine!r} is not one of spark, pandas", param_hint="--engine")
+    if engine is not None and engine not in BACKENDS:
+        raise typer.BadParameter(f"{engine!r} is not one of {', '.join(BACKENDS)}", param_hint="--engine")
     results = run_pipeline(
         usecase_dir,
         usecase,

@@ -12,7 +12,7 @@ from ubunye.exceptions import ConfigError
 log = logging.getLogger("ubunye")
 
 FORMATS = ("parquet", "csv", "json", "delta")
-BACKENDS = ("spark", "pandas")
+BACKENDS = ("spark", "pandas", "polars")
 WRITE_MODES = ("overwrite", "append")
 RULES = ("row_count", "not_null", "unique", "accepted_values", "expression")
 SEVERITIES = ("error", "warn")

@@ -1,4 +1,4 @@
-"""Engines: one interface (read, write, run a SQL transform, hash) over pandas and Spark.
+"""Engines: one interface (read, write, run a SQL transform, hash) over pandas, Spark and polars.
 
 Example:
     >>> from ubunye.engines import get_engine
@@ -86,7 +86,7 @@ def location(io: IOConfig, base_dir: Path) -> str:
 
 
 def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any = None) -> Engine:
-    """The engine called ``name`` ("pandas" or "spark"). Spark reuses ``spark`` or the active session."""
+    """The engine called ``name`` ("pandas", "spark" or "polars"). Spark reuses ``spark`` or the active session."""
     if name == "pandas":
         from ubunye.engines.pandas_engine import PandasEngine
 
@@ -95,7 +95,11 @@ def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any =
         from ubunye.engines.spark_engine import SparkEngine
 
         return SparkEngine(spark=spark, spark_conf=spark_conf or {})
-    msg = f"unknown engine {name!r}: use 'pandas' or 'spark'"
+    if name == "polars":
+        from ubunye.engines.polars_engine import PolarsEngine
+
+        return PolarsEngine()
+    msg = f"unknown engine {name!r}: use 'pandas', 'spark' or 'polars'"
     raise EngineError(msg)
 
 
