@@ -80,6 +80,7 @@ def new_session(spark_conf: dict[str, str] | None = None) -> Any:
         conf.setdefault("spark.sql.shuffle.partitions", "4")
         conf.setdefault("spark.databricks.delta.snapshotPartitions", "2")
         conf.setdefault("spark.ui.enabled", "false")
+        conf.setdefault("spark.ui.showConsoleProgress", "false")
     builder = SparkSession.builder.master(master).appName("ubunye")
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -88,7 +89,9 @@ def new_session(spark_conf: dict[str, str] | None = None) -> Any:
         builder = us.configure(builder)
     except JarNotFoundError as exc:
         log.info("ubunye jar not attached (%s); hashing runs the Python twin on the executors", exc)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(os.environ.get("UBUNYE_SPARK_LOG_LEVEL", "ERROR"))
+    return session
 
 
 def _is_delta_missing(exc: BaseException) -> bool:
