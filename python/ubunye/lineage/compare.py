@@ -1,0 +1,347 @@
+"""Compare two run records: did they produce the same data, and if not, what moved (pure functions, no I/O).
+
+Data verdicts per input and output:
+
+- ``unchanged`` / ``changed``: both sides hashed with the same ``hash_method``.
+- ``not comparable``: a ``hash_method`` missing or different (a v1 record against a v2 one).
+- ``unknown``: a data hash missing on either side (``hash_error`` says why); never ``unchanged``.
+- ``added`` / ``removed``: the dataset is in one run only.
+
+Example:
+    >>> from ubunye.lineage.record import DatasetRecord, RunRecord
+    >>> out = DatasetRecord("scored", data_hash="sha256:1", hash_method="rows-v1")
+    >>> a = RunRecord(run_id="a", usecase="u", package="p", task="t", outputs=[out])
+    >>> b = RunRecord(run_id="b", usecase="u", package="p", task="t", outputs=[out])
+    >>> compare_records(a, b).summary, compare_records(a, b).exit_code
+    ('same data', 0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ubunye.lineage.record import DatasetRecord, RunRecord
+
+UNCHANGED, CHANGED, NOT_COMPARABLE, UNKNOWN = "unchanged", "changed", "not comparable", "unknown"
+ADDED, REMOVED = "added", "removed"
+#: Environment facts compared one by one (packages are compared by name, see ``PackageMove``).
+ENV_FACTS = ("python_version", "python_implementation", "platform", "machine", "engine")
+
+
+@dataclass(frozen=True)
+class DatasetDiff:
+    """One input or output of both runs: the data verdict (and why), row counts and schema."""
+
+    side: str
+    name: str
+    data: str
+    reason: str | None
+    rows_a: int | None
+    rows_b: int | None
+    schema: str
+    schema_a: str | None
+    schema_b: str | None
+    hash_a: str | None
+    hash_b: str | None
+    method_a: str | None
+    method_b: str | None
+    location_a: str | None
+    location_b: str | None
+
+
+@dataclass(frozen=True)
+class FieldDiff:
+    """One fact of both runs: ``unchanged``, ``changed`` or ``unknown`` (missing on a side)."""
+
+    name: str
+    status: str
+    a: Any
+    b: Any
+
+
+@dataclass(frozen=True)
+class PackageMove:
+    """A package whose version differs (None: not installed)."""
+
+    name: str
+    old: str | None
+    new: str | None
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.old or 'absent'} -> {self.new or 'absent'}"
+
+
+@dataclass(frozen=True)
+class ExpectationDiff:
+    """A rule whose outcome differs (``passed_*`` is None when the rule was not checked in that run)."""
+
+    target: str
+    rule: str
+    column: str | None
+    passed_a: bool | None
+    passed_b: bool | None
+    observed_a: Any
+    observed_b: Any
+
+
+@dataclass(frozen=True)
+class TimingPair:
+    """Seconds of one stage in both runs (informative only, never a change)."""
+
+    stage: str
+    name: str | None
+    a: float | None
+    b: float | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What ``ubunye lineage compare`` reports; ``summary`` first, ``exit_code`` for CI."""
+
+    run_a: str
+    run_b: str
+    outputs: list[DatasetDiff]
+    inputs: list[DatasetDiff]
+    status: FieldDiff
+    code: FieldDiff
+    config: FieldDiff
+    config_keys: list[str]
+    template_vars: list[FieldDiff]
+    environment: FieldDiff
+    environment_facts: list[FieldDiff]
+    packages: list[PackageMove]
+    backend: FieldDiff
+    ubunye_version: FieldDiff
+    expectations: list[ExpectationDiff]
+    timings: list[TimingPair]
+    duration: TimingPair
+    record_versions: tuple[int, int] = (2, 2)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        """``same``, ``changed``, ``not comparable`` or ``unknown``: the outputs' data, worst first."""
+        states = {d.data for d in self.outputs}
+        if states & {CHANGED, ADDED, REMOVED}:
+            return CHANGED
+        if NOT_COMPARABLE in states:
+            return NOT_COMPARABLE
+        if UNKNOWN in states or not self.outputs:
+            return UNKNOWN
+        return "same"
+
+    @property
+    def exit_code(self) -> int:
+        """0 same data; 1 changed, not comparable or unknown (the same data cannot be shown)."""
+        return 0 if self.verdict == "same" else 1
+
+    @property
+    def moved(self) -> list[str]:
+        """What differs between the runs that can explain a change, e.g. ``code``, ``input orders``."""
+        out = []
+        if self.code.status == CHANGED:
+            out.append("code")
+        if self.config.status == CHANGED:
+            keys = ", ".join(self.config_keys[:3]) + (", ..." if len(self.config_keys) > 3 else "")
+            out.append(f"config ({keys})" if keys else "config")
+        tv = [f"{t.name} {t.a} -> {t.b}" for t in self.template_vars if t.status == CHANGED]
+        if tv:
+            out.append(f"template variables ({', '.join(tv)})")
+        for d in self.inputs:
+            if d.data in (CHANGED, ADDED, REMOVED):
+                out.append(f"input {d.name}" + ("" if d.data == CHANGED else f" ({d.data})"))
+        env = [f"{f.name} {f.a} -> {f.b}" for f in self.environment_facts if f.status == CHANGED]
+        env += [str(p) for p in self.packages]
+        if env:
+            out.append(f"environment ({', '.join(env)})")
+        elif self.environment.status == CHANGED:
+            out.append("environment")
+        for f in (self.backend, self.ubunye_version):
+            if f.status == CHANGED:
+                out.append(f"{f.name} ({f.a} -> {f.b})")
+        return out
+
+    @property
+    def summary(self) -> str:
+        """One line: the verdict on the data, then what moved."""
+        parts = []
+        named = {
+            CHANGED: [d for d in self.outputs if d.data in (CHANGED, ADDED, REMOVED)],
+            NOT_COMPARABLE: [d for d in self.outputs if d.data == NOT_COMPARABLE],
+            UNKNOWN: [d for d in self.outputs if d.data == UNKNOWN],
+        }
+        if self.verdict == "same":
+            parts.append("same data")
+        elif not self.outputs:
+            parts.append("data unknown: no outputs recorded")
+        for state, items in named.items():
+            if items:
+                names = ", ".join(
+                    f"output {d.name}" + (f" ({d.data})" if d.data in (ADDED, REMOVED) else "") for d in items
+                )
+                parts.append(f"data {state}: {names}" if not parts else f"{state}: {names}")
+        moved = self.moved
+        if moved:
+            parts.append("what moved: " + ", ".join(moved))
+        elif self.verdict != "same":
+            parts.append("nothing recorded moved")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, with the verdict, summary and exit code on top."""
+        return {
+            "verdict": self.verdict,
+            "summary": self.summary,
+            "exit_code": self.exit_code,
+            "moved": self.moved,
+            **asdict(self),
+        }
+
+
+def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None) -> DatasetDiff:
+    """The verdict on one dataset present in run A, run B or both.
+
+    Example:
+        >>> old = DatasetRecord("o", data_hash="sha256:1")  # a v1 record: no hash_method
+        >>> new = DatasetRecord("o", data_hash="sha256:1", hash_method="rows-v1")
+        >>> compare_datasets("output", old, new).data
+        'not comparable'
+        >>> compare_datasets("output", DatasetRecord("o"), DatasetRecord("o")).data
+        'unknown'
+    """
+    x, y = a or DatasetRecord(""), b or DatasetRecord("")
+    if a is None or b is None:
+        data, reason = (ADDED, "only in run B") if a is None else (REMOVED, "only in run A")
+    elif x.data_hash is None or y.data_hash is None:
+        data, reason = UNKNOWN, _missing_reason(x, y)
+    elif not x.hash_method or not y.hash_method or x.hash_method != y.hash_method:
+        data = NOT_COMPARABLE
+        reason = f"hash_method {x.hash_method or 'none'} -> {y.hash_method or 'none'}"
+    else:
+        data, reason = (UNCHANGED, None) if x.data_hash == y.data_hash else (CHANGED, None)
+    if x.schema_hash and y.schema_hash:
+        schema = UNCHANGED if x.schema_hash == y.schema_hash else CHANGED
+    elif x.schema and y.schema:
+        schema = UNCHANGED if x.schema == y.schema else CHANGED
+    else:
+        schema = UNKNOWN
+    return DatasetDiff(
+        side, (a or b).name, data, reason, x.row_count, y.row_count, schema, x.schema, y.schema,
+        x.data_hash, y.data_hash, x.hash_method, y.hash_method, x.location, y.location,
+    )  # fmt: skip
+
+
+def _missing_reason(a: DatasetRecord, b: DatasetRecord) -> str:
+    def why(d: DatasetRecord, run: str) -> str | None:
+        if d.data_hash is not None:
+            return None
+        return f"no data hash in run {run}: " + (d.hash_error or "not hashed")
+
+    return "; ".join(r for r in (why(a, "A"), why(b, "B")) if r)
+
+
+def _field(name: str, a: Any, b: Any) -> FieldDiff:
+    if a in (None, {}, "") or b in (None, {}, ""):
+        return FieldDiff(name, UNKNOWN, a, b)
+    return FieldDiff(name, UNCHANGED if a == b else CHANGED, a, b)
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
+
+
+def _pairs(side: str, a: list[DatasetRecord], b: list[DatasetRecord]) -> list[DatasetDiff]:
+    by_a, by_b = {d.name: d for d in a}, {d.name: d for d in b}
+    names = list(by_a) + [n for n in by_b if n not in by_a]
+    return [compare_datasets(side, by_a.get(n), by_b.get(n)) for n in names]
+
+
+def _expectations(a: RunRecord, b: RunRecord) -> list[ExpectationDiff]:
+    def key(e: Any) -> tuple[str, str, str | None]:
+        return e.target, e.rule, e.column
+
+    by_a, by_b = {key(e): e for e in a.expectations}, {key(e): e for e in b.expectations}
+    out = []
+    for k in list(by_a) + [k for k in by_b if k not in by_a]:
+        x, y = by_a.get(k), by_b.get(k)
+        pa, pb = (x.passed if x else None), (y.passed if y else None)
+        if pa != pb:
+            out.append(ExpectationDiff(*k, pa, pb, x.observed if x else None, y.observed if y else None))
+    return out
+
+
+def _timings(a: RunRecord, b: RunRecord) -> list[TimingPair]:
+    by_a = {(t.stage, t.name): t.seconds for t in a.timings}
+    by_b = {(t.stage, t.name): t.seconds for t in b.timings}
+    keys = list(by_a) + [k for k in by_b if k not in by_a]
+    return [TimingPair(s, n, by_a.get((s, n)), by_b.get((s, n))) for s, n in keys]
+
+
+def compare_records(a: RunRecord, b: RunRecord) -> Comparison:
+    """Compare run A (usually the older) with run B.
+
+    Example:
+        >>> from ubunye.lineage.record import RunRecord
+        >>> env = lambda v: {"packages": {"pyarrow": v}}
+        >>> a = RunRecord(run_id="a", usecase="u", package="p", task="t", environment=env("17.0.0"))
+        >>> b = RunRecord(run_id="b", usecase="u", package="p", task="t", environment=env("18.1.0"))
+        >>> compare_records(a, b).summary
+        'data unknown: no outputs recorded; what moved: environment (pyarrow 17.0.0 -> 18.1.0)'
+    """
+    env_a, env_b = a.environment or {}, b.environment or {}
+    facts = [_field(k, env_a.get(k), env_b.get(k)) for k in ENV_FACTS if k in env_a or k in env_b]
+    engine_key = a.backend if a.backend == b.backend else None
+    if engine_key and isinstance(env_a.get(engine_key), dict) and isinstance(env_b.get(engine_key), dict):
+        for k in sorted(set(env_a[engine_key]) | set(env_b[engine_key])):
+            facts.append(_field(f"{engine_key}.{k}", env_a[engine_key].get(k), env_b[engine_key].get(k)))
+    packages: list[PackageMove] = []
+    pk_a, pk_b = env_a.get("packages") or {}, env_b.get("packages") or {}
+    if pk_a and pk_b:
+        for name in list(pk_a) + [n for n in pk_b if n not in pk_a]:
+            if pk_a.get(name) != pk_b.get(name):
+                packages.append(PackageMove(name, pk_a.get(name), pk_b.get(name)))
+    config_keys: list[str] = []
+    if a.config and b.config:
+        flat_a, flat_b = _flatten(a.config), _flatten(b.config)
+        config_keys = [
+            k for k in list(flat_a) + [k for k in flat_b if k not in flat_a] if flat_a.get(k) != flat_b.get(k)
+        ]
+    tv_a, tv_b = a.template_vars or {}, b.template_vars or {}
+    template_vars = [
+        FieldDiff(k, UNCHANGED if tv_a.get(k) == tv_b.get(k) else (CHANGED if tv_a and tv_b else UNKNOWN),
+                  tv_a.get(k), tv_b.get(k))
+        for k in list(tv_a) + [k for k in tv_b if k not in tv_a]
+    ]  # fmt: skip
+    notes = []
+    if a.identity != b.identity:
+        notes.append(f"different tasks: {'/'.join(a.identity)} and {'/'.join(b.identity)}")
+    for r, label in ((a, "A"), (b, "B")):
+        if r.status != "success":
+            notes.append(f"run {label} {r.status}" + (f" in {r.error.stage}: {r.error.message}" if r.error else ""))
+    return Comparison(
+        run_a=a.run_id,
+        run_b=b.run_id,
+        outputs=_pairs("output", a.outputs, b.outputs),
+        inputs=_pairs("input", a.inputs, b.inputs),
+        status=_field("status", a.status, b.status),
+        code=_field("code_hash", a.code_hash, b.code_hash),
+        config=_field("config_hash", a.config_hash, b.config_hash),
+        config_keys=config_keys,
+        template_vars=template_vars,
+        environment=_field("environment_hash", a.environment_hash, b.environment_hash),
+        environment_facts=facts,
+        packages=packages,
+        backend=_field("backend", a.backend, b.backend),
+        ubunye_version=_field("ubunye", a.ubunye_version, b.ubunye_version),
+        expectations=_expectations(a, b),
+        timings=_timings(a, b),
+        duration=TimingPair("run", None, a.duration_seconds, b.duration_seconds),
+        record_versions=(a.record_version, b.record_version),
+        notes=notes,
+    )
