@@ -70,3 +70,13 @@ def test_debug_shows_the_traceback(uc):
     result = invoke("--debug", "run", "-d", uc, "-u", "shop", "-p", "daily", "-t", "nope")
     assert result.exit_code != 0
     assert isinstance(result.exception, ConfigError)
+
+
+def test_demo_runs_and_prints_the_records(capsys):
+    from ubunye import demo
+
+    assert demo.main(["2026-12-03"]) == 0
+    out = capsys.readouterr().out
+    for task in ("orders", "revenue", "customers"):
+        assert f"shop/daily/{task}  success" in out
+    assert '"record_version": 2' in out and "rows=500" in out

@@ -126,3 +126,26 @@ def test_spark_failures_are_recorded(spark, tmp_path):
         run_task(uc / "shop/daily/bad_read", engine="spark", spark=spark)
     record = last(uc, "bad_read")
     assert (record.status, record.error.stage, record.backend) == ("failed", "read", "spark")
+
+    run_task(uc / "shop/daily/orders", dt=DT, engine="pandas", lineage=False)
+    (uc / "blocker").write_text("a file where a folder is needed")
+    cases = {
+        "bad_sql": ({"transform": {"type": "sql", "query": "SELECT no_such_column FROM orders"}}, "transform"),
+        "bad_write": ({"outputs": {"o": {"format": "parquet", "path": "blocker/o"}}}, "write"),
+        "bad_rows": ({"expectations": {"o": {"row_count": {"max": 10}}}}, "expectations"),
+    }
+    for task, (change, stage) in cases.items():
+        config = {
+            "inputs": {"orders": {"format": "delta", "path": "data/orders"}},
+            "outputs": {"o": {"format": "parquet", "path": f"data/{task}"}},
+            "transform": {"type": "sql", "query": "SELECT * FROM orders"},
+            "monitors": ["lineage"],
+            **change,
+        }
+        write_task(uc, task, {"CONFIG": config})
+        with pytest.raises(TaskError, match=f"failed in {stage}"):
+            run_task(uc / f"shop/daily/{task}", engine="spark", spark=spark)
+        record = last(uc, task)
+        assert (record.status, record.error.stage, record.backend) == ("failed", stage, "spark"), task
+        assert record.inputs[0].data_hash is not None and record.timings
+    assert last(uc, "bad_rows").expectations[0].observed == 500

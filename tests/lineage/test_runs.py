@@ -393,3 +393,55 @@ def test_pipeline_stops_at_the_first_failure(uc):
     with pytest.raises(TaskError):
         run_pipeline(uc, "shop", "daily", ["boom", "revenue"], dt=DT)
     assert records(uc, "revenue") == []
+
+
+def test_failed_input_expectation_stops_before_the_transform(uc):
+    cfg = {
+        "CONFIG": {
+            "inputs": {"orders": {"format": "delta", "path": "data/orders"}},
+            "outputs": {"o": {"format": "parquet", "path": "data/o"}},
+            "transform": {"type": "sql", "query": "SELECT * FROM orders"},
+            "expectations": {"orders": {"accepted_values": {"region": ["north"]}}},
+            "monitors": ["lineage"],
+        }
+    }
+    write_task(uc, "gate", cfg)
+    with pytest.raises(ExpectationError):
+        run_task(uc / "shop/daily/gate")
+    record = _failed(uc, "gate", "expectations")
+    (e,) = record.expectations
+    assert (e.target, e.rule, e.column, e.passed) == ("inputs.orders", "accepted_values", "region", False)
+    assert e.observed > 0
+    assert "transform" not in [t.stage for t in record.timings]
+
+
+UNHASHABLE_INPUT = """
+import pandas as pd
+from ubunye import Task
+
+class Count(Task):
+    def transform(self, sources):
+        return {"o": pd.DataFrame({"n": [len(sources["odd"])]})}
+"""
+
+
+def test_an_input_that_cannot_be_hashed_is_honest(uc, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = uc / "data/odd"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"t": pa.array([1, 2], pa.time64("us"))}), folder / "part-0.parquet")  # no rows-v1 name
+    cfg = {
+        "CONFIG": {
+            "inputs": {"odd": {"format": "parquet", "path": "data/odd"}},
+            "outputs": {"o": {"format": "parquet", "path": "data/o"}},
+            "monitors": ["lineage"],
+        }
+    }
+    write_task(uc, "odd_in", cfg, UNHASHABLE_INPUT)
+    assert run_task(uc / "shop/daily/odd_in").status == "success"
+    record = last(uc, "odd_in")
+    (inp,) = record.inputs
+    assert inp.data_hash is None and inp.schema_hash is None and inp.hash_error
+    assert record.outputs[0].data_hash is not None
