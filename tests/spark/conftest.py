@@ -29,7 +29,6 @@ def spark() -> Iterator[Any]:
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
     )
     session = us.configure(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

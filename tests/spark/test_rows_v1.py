@@ -204,3 +204,14 @@ def test_parity_with_the_twin(spark: Any) -> None:
     table = df.toArrow()
     assert sorted(canonical_lines(table)) == jvm_lines(df)
     assert hash_arrow(table).data_hash == hash_spark_jvm(df).data_hash
+
+
+def test_no_columns(spark: Any) -> None:
+    """A table with no columns: schema struct<>, every line {}; rows still count."""
+    from ubunye.hashing._spark import hash_spark_jvm
+
+    df = spark.range(3).select()
+    assert jvm_lines(df) == ["{}", "{}", "{}"]
+    h = rows_v1(df)
+    assert h["row_count"] == 3
+    assert hash_spark_jvm(df).data_hash == finish("struct<>", 3, h["sum1"], h["sum2"]).data_hash == h["data_hash"]
