@@ -6,6 +6,8 @@ import logging
 
 import typer
 
+from ubunye.cli import hash as hash_commands
+from ubunye.cli import lineage as lineage_commands
 from ubunye.cli import run as run_commands
 from ubunye.cli.errors import set_debug
 
@@ -35,6 +37,8 @@ def version() -> None:
 
 
 run_commands.register(app)
+lineage_commands.register(app)
+hash_commands.register(app)
 
 
 def main() -> None:

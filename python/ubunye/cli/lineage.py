@@ -1,0 +1,239 @@
+"""``ubunye lineage list|show|trace|compare``: read the run records a usecase_dir holds."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ubunye.cli.errors import domain_errors
+from ubunye.cli.render import console, dash, emit_json, render_comparison, render_record, seconds
+from ubunye.exceptions import RecordError
+from ubunye.lineage.compare import compare_records
+from ubunye.lineage.record import RunRecord
+from ubunye.lineage.store import RecordStore, StoredRecord, instant, load_record, short_ids
+
+app = typer.Typer(
+    name="lineage",
+    help="Read run records: list runs, show or trace one, compare two (did they produce the same data, and why not).",
+    no_args_is_help=True,
+)
+
+UsecaseDir = Annotated[
+    Path, typer.Option("-d", "--usecase-dir", help="Folder holding <usecase>/<package>/<task> and .ubunye/lineage.")
+]
+Usecase = Annotated[str | None, typer.Option("-u", "--usecase", help="Only runs of this usecase.")]
+Package = Annotated[str | None, typer.Option("-p", "--package", help="Only runs of this package.")]
+Task = Annotated[str | None, typer.Option("-t", "--task", help="Only runs of this task.")]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
+RUN_HELP = "A run id, a unique prefix of one, latest or latest~N (within -u/-p/-t), or a record .json file."
+Run = Annotated[str, typer.Argument(help=RUN_HELP, show_default=False)]
+
+_RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def _store(usecase_dir: Path) -> RecordStore:
+    if not usecase_dir.is_dir():
+        msg = f"usecase dir {usecase_dir} does not exist (give -d <usecase_dir>)"
+        raise RecordError(msg)
+    return RecordStore(usecase_dir)
+
+
+def _resolve(ref: str, usecase_dir: Path, usecase: str | None, package: str | None, task: str | None) -> StoredRecord:
+    """A record file path, else a run of the store named by id, prefix or latest~N."""
+    if ref.endswith(".json") and Path(ref).is_file():
+        return StoredRecord(Path(ref).resolve(), load_record(ref))
+    return _store(usecase_dir).resolve(ref, usecase, package, task)
+
+
+def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime:
+    """``--since``: an ISO date or time (instants: ``Z`` equals ``+00:00``) or an age such as ``36h`` or ``7d``.
+
+    Example:
+        >>> parse_since("2026-12-01T02:00:00+02:00").isoformat()
+        '2026-12-01T02:00:00+02:00'
+        >>> now = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
+        >>> parse_since("1d", now).isoformat()
+        '2026-12-01T00:00:00+00:00'
+    """
+    rel = _RELATIVE.match(text.strip())
+    if rel:
+        now = now or dt.datetime.now(dt.UTC)
+        return now - dt.timedelta(**{_UNITS[rel.group(2)]: int(rel.group(1))})
+    value = instant(text)
+    if value is None:
+        msg = f"{text!r} is not a date or time (2026-12-01, 2026-12-01T02:00:00Z) or an age (36h, 7d)"
+        raise typer.BadParameter(msg, param_hint="--since")
+    return value
+
+
+def _row(entry: StoredRecord, short: dict[str, str]) -> dict:
+    r = entry.record
+    if r is None:
+        return {"run_id": entry.path.stem, "short_id": short.get(entry.path.stem, entry.path.stem),
+                "status": "unreadable", "problem": entry.problem, "path": str(entry.path)}  # fmt: skip
+    methods = sorted({d.hash_method or "none" for d in r.outputs})
+    return {
+        "run_id": r.run_id,
+        "short_id": short.get(r.run_id, r.run_id),
+        "usecase": r.usecase,
+        "package": r.package,
+        "task": r.task,
+        "status": r.status,
+        "started_at": r.started_at,
+        "duration_seconds": r.duration_seconds,
+        "outputs": {d.name: d.row_count for d in r.outputs},
+        "hash_methods": methods,
+        "record_version": r.record_version,
+        "entry_point": r.entry_point,
+        "path": str(entry.path),
+        "problem": None,
+    }
+
+
+@app.command("list")
+@domain_errors
+def list_runs(
+    usecase_dir: UsecaseDir = Path("."),
+    usecase: Usecase = None,
+    package: Package = None,
+    task: Task = None,
+    limit: Annotated[int | None, typer.Option("-n", "--limit", help="Show the N newest runs.", min=1)] = None,
+    status: Annotated[str | None, typer.Option("--status", help="Only runs with this status.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only runs started at or after this time: 2026-12-01, ...Z, 36h, 7d.")
+    ] = None,
+    as_json: Json = False,
+) -> None:
+    """Every run under the usecase dir, newest first, whichever entry point wrote it.
+
+    Unreadable files (corrupt JSON, a record of a newer version) are listed as such with their path.
+
+    Example: ubunye lineage list -d examples -u shop -p daily -t revenue -n 5 --since 7d
+    """
+    store = _store(usecase_dir)
+    cutoff = parse_since(since) if since is not None else None
+    entries = store.entries(usecase, package, task)
+    everything = entries if (usecase, package, task) == (None, None, None) else store.entries()
+    short = short_ids(e.path.stem for e in everything)
+    shown, problems = [], []
+    for e in reversed(entries):
+        if e.record is None:
+            problems.append(e)
+            continue
+        if status is not None and e.record.status != status:
+            continue
+        if cutoff is not None and (instant(e.record.started_at) is None or instant(e.record.started_at) < cutoff):
+            continue
+        shown.append(e)
+    shown = shown[:limit] if limit else shown
+    rows = [_row(e, short) for e in shown + problems]
+    if as_json:
+        emit_json(rows)
+        return
+    out = console()
+    if not rows:
+        out.print(f"no runs under {escape(str(store.root))}" + (" matching the filters" if entries else ""))
+        return
+    t = Table(title=f"runs under {escape(str(store.usecase_dir))}, newest first", title_justify="left")
+    for col in ("run", "task", "status", "started", "duration", "output rows", "hash"):
+        t.add_column(col, overflow="fold")
+    for row in rows:
+        if row["problem"]:
+            t.add_row(escape(row["short_id"]), "-", "[red]unreadable[/red]", "-", "-", escape(row["problem"]), "-")
+            continue
+        outputs = ", ".join(f"{k}={'-' if v is None else v}" for k, v in row["outputs"].items())
+        style = {"success": "green", "failed": "red"}.get(row["status"], "yellow")
+        t.add_row(escape(row["short_id"]), "/".join((row["usecase"], row["package"], row["task"])),
+                  f"[{style}]{row['status']}[/{style}]", dash(row["started_at"]), seconds(row["duration_seconds"]),
+                  dash(outputs), ", ".join(row["hash_methods"]) or "-")  # fmt: skip
+    out.print(t)
+
+
+def _show(run: str, usecase_dir: Path, usecase, package, task, as_json: bool, full: bool) -> None:
+    found = _resolve(run, usecase_dir, usecase, package, task)
+    record: RunRecord = found.record  # type: ignore[assignment]
+    if as_json:
+        emit_json({"path": str(found.path), **record.to_dict()})
+        return
+    render_record(record, str(found.path), full)
+
+
+@app.command()
+@domain_errors
+def show(
+    run: Run,
+    usecase_dir: UsecaseDir = Path("."),
+    usecase: Usecase = None,
+    package: Package = None,
+    task: Task = None,
+    as_json: Json = False,
+) -> None:
+    """One run in brief: status, timings, inputs and outputs with row counts and hashes, the error if it failed.
+
+    Example: ubunye lineage show latest -d examples -u shop -p daily -t revenue
+    """
+    _show(run, usecase_dir, usecase, package, task, as_json, full=False)
+
+
+@app.command()
+@domain_errors
+def trace(
+    run: Run,
+    usecase_dir: UsecaseDir = Path("."),
+    usecase: Usecase = None,
+    package: Package = None,
+    task: Task = None,
+    as_json: Json = False,
+) -> None:
+    """Everything a run's record holds: datasets with full hashes, schemas and hash errors, expectations, timings,
+    code_hash, config_hash, environment, template variables, the config and the error of a failed run.
+
+    Example: ubunye lineage trace 20261202T0943 -d examples
+    """
+    _show(run, usecase_dir, usecase, package, task, as_json, full=True)
+
+
+@app.command()
+@domain_errors
+def compare(
+    run_a: Annotated[str, typer.Argument(help="The earlier run. " + RUN_HELP, show_default=False)],
+    run_b: Annotated[str, typer.Argument(help="The later run. " + RUN_HELP, show_default=False)],
+    usecase_dir: UsecaseDir = Path("."),
+    usecase: Usecase = None,
+    package: Package = None,
+    task: Task = None,
+    as_json: Json = False,
+) -> None:
+    """Did two runs produce the same data, and if not, what moved: code, config, template variables, inputs,
+    environment (packages named old -> new). Expectations whose outcome changed and timings are shown too.
+
+    Per input and output, data is unchanged, changed, not comparable (hash_method missing or different, e.g. a
+    v1 record against a v2 one) or unknown (a hash missing on a side, with the hash_error), never unchanged for
+    two missing hashes.
+
+    Exit status: 0 same data; 1 data changed, not comparable or unknown; 2 usage or read errors (a missing
+    usecase dir, an unknown run id, an ambiguous prefix, a malformed record).
+
+    Example: ubunye lineage compare latest~1 latest -d examples -u shop -p daily -t revenue
+    """
+    a = _resolve(run_a, usecase_dir, usecase, package, task).record
+    b = _resolve(run_b, usecase_dir, usecase, package, task).record
+    assert a is not None and b is not None
+    result = compare_records(a, b)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        render_comparison(result, a, b)
+    raise typer.Exit(result.exit_code)
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``lineage`` group to the app."""
+    root.add_typer(app, name="lineage")
