@@ -84,6 +84,9 @@ def test_catalog_table_and_formats_on_spark(spark, tmp_path):
     engine.write(frame, IOConfig("t", format="delta", table="default.ubunye_t"), tmp_path)
     back = engine.read(IOConfig("t", table="default.ubunye_t"), tmp_path)
     assert same(engine.hash(back), pandas.hash(FRAME))
+    engine.write(engine.from_pandas(FRAME.head(2)), IOConfig("t", format="delta", table="default.ubunye_t"), tmp_path)
+    assert engine.read(IOConfig("t", table="default.ubunye_t"), tmp_path).count() == 2
+    assert engine.read(IOConfig("t", table="default.ubunye_t", version=0), tmp_path).count() == 3
     for fmt in ("parquet", "csv", "json"):
         io = IOConfig("t", format=fmt, path=f"files/{fmt}")
         engine.write(frame, io, tmp_path)
