@@ -74,11 +74,17 @@ def load_task_class(task_dir: Path) -> type[Task]:
     spec = importlib.util.spec_from_file_location(module_name, file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Helper modules are the task's own: never one of the same name cached from another task or an older run.
+    local = {p.stem for p in task_dir.glob("*.py")} | {p.parent.name for p in task_dir.glob("*/__init__.py")}
+    saved = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".")[0] in local}
     sys.path.insert(0, str(task_dir))
     try:
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(task_dir))
+        for name in [n for n in sys.modules if n.split(".")[0] in local]:
+            del sys.modules[name]
+        sys.modules.update(saved)
     found = [
         obj
         for obj in vars(module).values()

@@ -445,3 +445,24 @@ def test_an_input_that_cannot_be_hashed_is_honest(uc, tmp_path):
     (inp,) = record.inputs
     assert inp.data_hash is None and inp.schema_hash is None and inp.hash_error
     assert record.outputs[0].data_hash is not None
+
+
+HELPER_TASK = """
+from helper import VALUE
+import pandas as pd
+from ubunye import Task
+
+class T(Task):
+    def transform(self, sources):
+        return {"o": pd.DataFrame({"v": [VALUE]})}
+"""
+
+
+def test_each_task_imports_its_own_helper_modules(uc):
+    results = []
+    for task, value in (("one", 1), ("two", 2), ("one", 3)):
+        task_dir = write_task(uc, task, {"CONFIG": {"outputs": {"o": {"format": "parquet", "path": f"data/{task}"}}}})
+        (task_dir / "transformations.py").write_text(HELPER_TASK)
+        (task_dir / "helper.py").write_text(f"VALUE = {value}\n")
+        results.append(run_task(task_dir).outputs["o"]["v"].tolist())
+    assert results == [[1], [2], [3]]

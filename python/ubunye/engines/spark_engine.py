@@ -199,9 +199,15 @@ class SparkEngine:
         raise EngineError(msg)
 
     def from_pandas(self, frame: Any) -> Any:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
         from ubunye.engines.pandas_engine import _to_arrow
 
-        return self.spark.createDataFrame(_to_arrow(frame))
+        table = _to_arrow(frame)
+        # Spark reads a zone-less Arrow timestamp as an instant unless told; rows-v1 (and pandas) call it
+        # timestamp_ntz, so say so (found by ubunye.testing.backend_conformance).
+        schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+        return self.spark.createDataFrame(table, schema=schema)
 
     def hold(self, frame: Any) -> Any:
         try:
