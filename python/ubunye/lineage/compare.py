@@ -177,9 +177,7 @@ class Comparison:
             parts.append("data unknown: no outputs recorded")
         for state, items in named.items():
             if items:
-                names = ", ".join(
-                    f"output {d.name}" + (f" ({d.data})" if d.data in (ADDED, REMOVED) else "") for d in items
-                )
+                names = ", ".join(f"output {d.name}{_why(d)}" for d in items)
                 parts.append(f"data {state}: {names}" if not parts else f"{state}: {names}")
         moved = self.moved
         if moved:
@@ -197,6 +195,16 @@ class Comparison:
             "moved": self.moved,
             **asdict(self),
         }
+
+
+def _why(d: DatasetDiff) -> str:
+    if d.data in (ADDED, REMOVED):
+        return f" ({d.data})"
+    if d.data == NOT_COMPARABLE:
+        return f" ({d.reason})"
+    if d.data == UNKNOWN:
+        return " (no data hash)"
+    return ""
 
 
 def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None) -> DatasetDiff:
