@@ -1,0 +1,304 @@
+"""``ubunye.testing.backend_conformance``: does a backend hash exactly like the rows-v1 reference?
+
+Subclass :class:`BackendConformance` in a test module and give it an ``engine`` fixture returning your
+engine (the interface of :mod:`ubunye.engines`). pytest then runs, against the Python twin as reference:
+
+- every conformance vector (docs/rows-v1.md section 10) and a few generated tables, built through the backend:
+  same schema string, same canonical lines (as a multiset: row order is free), same row count and data_hash;
+- a write/read round trip (parquet and delta) with an unchanged hash;
+- whole example tasks (examples/shop/daily/...) leaving the same output hashes as the pandas engine.
+
+A failure names the column, its type and the first differing canonical line.
+
+Example (a test module of the backend's own repository):
+
+    from ubunye.testing.backend_conformance import BackendConformance
+    import pytest
+
+    class TestMyBackend(BackendConformance):
+        unsupported_types = frozenset({"map"})   # skipped, and named in the skip reason
+
+        @pytest.fixture
+        def engine(self):
+            return MyEngine()
+
+:func:`check_frame` is the comparison itself, usable on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pytest
+
+from ubunye.hashing import canonical_lines, hash_frame
+from ubunye.hashing.text import json_string
+from ubunye.hashing.typenames import TypeTree, parse_type
+from ubunye.testing.generated import generated_tables
+from ubunye.testing.vectors import Vector, load_vectors
+
+_REPO = Path(__file__).resolve().parents[3]
+
+
+def vectors_dir() -> Path:
+    """Where the conformance vectors are: ``$UBUNYE_VECTORS_DIR``, else ``tests/vectors`` of a source checkout."""
+    return Path(os.environ.get("UBUNYE_VECTORS_DIR", _REPO / "tests" / "vectors"))
+
+
+def examples_dir() -> Path:
+    """Where the example usecase is: ``$UBUNYE_EXAMPLES_DIR``, else ``examples`` of a source checkout."""
+    return Path(os.environ.get("UBUNYE_EXAMPLES_DIR", _REPO / "examples"))
+
+
+def _vectors() -> list[Vector]:
+    folder = vectors_dir()
+    return load_vectors(folder) if folder.is_dir() else []
+
+
+# -- the comparison ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the backend must give for one table: schema string, canonical lines, row count, data hash."""
+
+    schema: str
+    lines: list[str]
+    row_count: int
+    data_hash: str
+
+    @classmethod
+    def of(cls, table: pa.Table) -> Reference:
+        """The reference twin's answer for an Arrow table."""
+        h = hash_frame(table)
+        return cls(h.schema, canonical_lines(table), h.row_count, h.data_hash)
+
+    @classmethod
+    def of_vector(cls, vector: Vector) -> Reference:
+        """A conformance vector's expected answer."""
+        e = vector.expected
+        return cls(e["schema"], list(e["lines"]), e["row_count"], e["data_hash"])
+
+
+def type_text(tree: TypeTree) -> str:
+    """The rows-v1 type name of a parsed type tree (the inverse of ``parse_type``)."""
+    if isinstance(tree, str):
+        return tree
+    if tree[0] == "list":
+        return f"list<{type_text(tree[1])}>"
+    if tree[0] == "map":
+        return f"map<{type_text(tree[1])},{type_text(tree[2])}>"
+    if tree[0] == "decimal":
+        return f"decimal({tree[1]},{tree[2]})"
+    return "struct<" + ",".join(f"{json_string(n)}:{type_text(t)}" for n, t in tree[1]) + ">"
+
+
+def _columns(schema: str) -> dict[str, str]:
+    return {name: type_text(t) for name, t in parse_type(schema)[1]}
+
+
+def _first_difference(got: list[str], want: list[str]) -> tuple[str | None, str | None]:
+    """The first reference line the backend lacks, and the backend line most like it (the row it stands for)."""
+    surplus_got = Counter(got) - Counter(want)
+    surplus_want = Counter(want) - Counter(got)
+    want_line = next((line for line in want if surplus_want[line]), None)
+    candidates = [line for line in got if surplus_got[line]][:2000]
+    if want_line is None or not candidates:
+        return (candidates[0] if candidates else None), want_line
+    want_items = _items(want_line)
+    return max(candidates, key=lambda line: len(_items(line) & want_items)), want_line
+
+
+def _items(line: str) -> set[tuple[str, str]]:
+    try:
+        return {(k, json.dumps(v, sort_keys=True)) for k, v in json.loads(line).items()}
+    except (ValueError, AttributeError):
+        return set()
+
+
+def _differing_columns(got: str | None, want: str | None) -> list[str]:
+    try:
+        a, b = json.loads(got or "{}"), json.loads(want or "{}")
+    except ValueError:
+        return []
+    return sorted(k for k in set(a) | set(b) if a.get(k, None) != b.get(k, None) or (k in a) != (k in b))
+
+
+def check_frame(frame: Any, reference: Reference, *, backend: str = "backend", what: str = "table", engine=None):
+    """Raise AssertionError unless ``frame`` hashes exactly like ``reference``.
+
+    The message names each differing column with its type and shows the first differing canonical line.
+    ``engine`` (optional) hashes the frame (``engine.hash``); by default ``hash_frame``.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> t = pa.table({"n": pa.array([1], pa.int32())})
+        >>> check_frame(t.cast(pa.schema([("n", pa.int64())])), Reference.of(t), what="t")
+        Traceback (most recent call last):
+        ...
+        AssertionError: backend differs from the rows-v1 reference on t:
+          column 'n': type int64, reference int32
+          canonical lines: all 1 equal
+          data_hash: backend sha256:..., reference sha256:...
+    """
+    h = engine.hash(frame) if engine is not None else hash_frame(frame)
+    lines = canonical_lines(frame)
+    if (h.schema, h.row_count, h.data_hash) == (reference.schema, reference.row_count, reference.data_hash) and sorted(
+        lines
+    ) == sorted(reference.lines):
+        return
+    problems: list[str] = []
+    got_types, want_types = _columns(h.schema), _columns(reference.schema)
+    for name in sorted(set(got_types) | set(want_types)):
+        if name not in got_types:
+            problems.append(f"column {name!r} ({want_types[name]}): missing")
+        elif name not in want_types:
+            problems.append(f"column {name!r} ({got_types[name]}): not in the reference")
+        elif got_types[name] != want_types[name]:
+            problems.append(f"column {name!r}: type {got_types[name]}, reference {want_types[name]}")
+    got_line, want_line = _first_difference(lines, reference.lines)
+    if got_line is None and want_line is None:
+        problems.append(f"canonical lines: all {len(lines)} equal")
+    else:
+        for name in _differing_columns(got_line, want_line):
+            if not any(p.startswith(f"column {name!r}") for p in problems):
+                problems.append(f"column {name!r} ({want_types.get(name, got_types.get(name))}): values differ")
+        problems.append(f"first differing line:\n    backend:   {got_line}\n    reference: {want_line}")
+    if h.row_count != reference.row_count:
+        problems.append(f"rows: backend {h.row_count}, reference {reference.row_count}")
+    problems.append(f"data_hash: backend {h.data_hash}, reference {reference.data_hash}")
+    raise AssertionError(f"{backend} differs from the rows-v1 reference on {what}:\n  " + "\n  ".join(problems))
+
+
+# -- the suite -----------------------------------------------------------------------------------------------------
+
+
+def _kinds(tree: TypeTree) -> set[str]:
+    if isinstance(tree, str):
+        return {tree}
+    if tree[0] == "decimal":
+        return {"decimal"}
+    if tree[0] == "struct":
+        return {"struct"}.union(*(_kinds(t) for _, t in tree[1]))
+    return {tree[0]}.union(*(_kinds(t) for t in tree[1:]))
+
+
+def _run_example(engine: Any, task: str, root: Path) -> dict[str, str | None]:
+    from ubunye.runner import run_task
+
+    shutil.copytree(examples_dir(), root, ignore=shutil.ignore_patterns(".ubunye", "__pycache__"))
+    result = run_task(root / "shop" / "daily" / task, dt="2026-12-01", engine=engine, lineage=True)
+    assert result.record_path is not None
+    record = json.loads(Path(result.record_path).read_text(encoding="utf-8"))
+    return {f"outputs.{o['name']}": o.get("data_hash") for o in record["outputs"]} | {
+        f"inputs.{i['name']}": i.get("data_hash") for i in record["inputs"]
+    }
+
+
+_PANDAS_EXAMPLES: dict[str, dict[str, str | None]] = {}
+
+
+class BackendConformance:
+    """The conformance suite: subclass it (name the subclass ``Test...``) and provide an ``engine`` fixture.
+
+    Class attributes a subclass may set:
+        backend_name: how messages name the backend (default: ``engine.name``).
+        unsupported_types: rows-v1 type kinds the backend cannot hold (``"map"``, ``"timestamp_ntz"``,
+            ``"decimal"``...): vectors using them are skipped with the reason, generated columns dropped.
+        round_trip_formats: formats written and read back (default parquet and delta).
+        example_tasks: tasks of examples/shop/daily run against the pandas reference.
+    """
+
+    backend_name: ClassVar[str | None] = None
+    unsupported_types: ClassVar[frozenset[str]] = frozenset()
+    round_trip_formats: ClassVar[tuple[str, ...]] = ("parquet", "delta")
+    example_tasks: ClassVar[tuple[str, ...]] = ("orders", "revenue", "customers")
+
+    @pytest.fixture
+    def engine(self) -> Any:
+        """Override: return the engine under test."""
+        pytest.fail("subclass BackendConformance and define an `engine` fixture returning your engine")
+
+    def make_frame(self, engine: Any, table: pa.Table) -> Any:
+        """The backend's frame holding ``table``. Default: ``engine.from_pandas`` of an Arrow-backed pandas frame."""
+        import pandas as pd
+
+        return engine.from_pandas(table.to_pandas(types_mapper=pd.ArrowDtype))
+
+    def _name(self, engine: Any) -> str:
+        return self.backend_name or f"backend {getattr(engine, 'name', type(engine).__name__)!r}"
+
+    def _supported(self, table: pa.Table) -> pa.Table:
+        keep = [f.name for f in table.schema if not self._blocked(_schema_tree(table.select([f.name])))]
+        return table.select(keep)
+
+    def _blocked(self, tree: TypeTree) -> set[str]:
+        return _kinds(tree) & set(self.unsupported_types)
+
+    @pytest.mark.parametrize("vector", _vectors(), ids=lambda v: v.name)
+    def test_vector(self, engine: Any, vector: Vector) -> None:
+        """A conformance vector built through the backend gives the vector's expected schema, lines and hash."""
+        blocked = set().union(*(self._blocked(parse_type(t)) for _, t in vector.columns))
+        if blocked:
+            pytest.skip(f"{self._name(engine)} does not hold {', '.join(sorted(blocked))}")
+        frame = self.make_frame(engine, vector.arrow())
+        check_frame(
+            frame,
+            Reference.of_vector(vector),
+            backend=self._name(engine),
+            what=f"vector {vector.name!r}",
+            engine=engine,
+        )
+
+    @pytest.mark.parametrize("name", sorted(generated_tables()))
+    def test_generated(self, engine: Any, name: str) -> None:
+        """A generated table (every type, nulls, edge values) hashes as the twin hashes it."""
+        table = self._supported(generated_tables()[name])
+        frame = self.make_frame(engine, table)
+        check_frame(frame, Reference.of(table), backend=self._name(engine), what=f"generated {name!r}", engine=engine)
+
+    @pytest.mark.parametrize("fmt", ["parquet", "delta"])
+    def test_round_trip(self, engine: Any, fmt: str, tmp_path: Path) -> None:
+        """What the backend writes and reads back hashes as what it wrote."""
+        if fmt not in self.round_trip_formats:
+            pytest.skip(f"{self._name(engine)}: {fmt} round trip not claimed")
+        from ubunye.config import IOConfig
+
+        table = self._supported(generated_tables()["scalars"])
+        io = IOConfig(name="round_trip", format=fmt, path=str(tmp_path / "round_trip"))
+        engine.write(self.make_frame(engine, table), io, tmp_path)
+        back = engine.read(IOConfig(name="round_trip", format=fmt, path=io.path), tmp_path)
+        check_frame(back, Reference.of(table), backend=self._name(engine), what=f"{fmt} read back", engine=engine)
+
+    @pytest.mark.parametrize("task", ["orders", "revenue", "customers"])
+    def test_example_task(self, engine: Any, task: str, tmp_path: Path) -> None:
+        """A whole example task records the same input and output hashes as on the pandas engine."""
+        if task not in self.example_tasks:
+            pytest.skip(f"{self._name(engine)}: example task {task!r} not claimed")
+        if not (examples_dir() / "shop" / "daily" / task).is_dir():
+            pytest.skip(f"no examples at {examples_dir()} (set UBUNYE_EXAMPLES_DIR)")
+        if task not in _PANDAS_EXAMPLES:
+            from ubunye.engines import get_engine
+
+            _PANDAS_EXAMPLES[task] = _run_example(get_engine("pandas"), task, tmp_path / "pandas")
+        got = _run_example(engine, task, tmp_path / "backend")
+        want = _PANDAS_EXAMPLES[task]
+        assert None not in want.values(), f"the pandas reference has no hash: {want}"
+        assert got == want, f"{self._name(engine)}: example task {task!r} recorded {got}, pandas recorded {want}"
+
+
+def _schema_tree(table: pa.Table) -> TypeTree:
+    from ubunye.hashing.types import type_name
+
+    (field,) = table.schema
+    return parse_type(type_name(field.type, field.name))
+
+
+__all__ = ["BackendConformance", "Reference", "check_frame", "examples_dir", "type_text", "vectors_dir"]
