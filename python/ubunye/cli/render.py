@@ -52,22 +52,30 @@ def _rows(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def dataset_table(record: RunRecord, full: bool) -> Table:
-    """Inputs and outputs with rows and hashes (``hash_error`` where hashing failed)."""
+def dataset_table(record: RunRecord) -> Table:
+    """Inputs and outputs with rows and short hashes (``hash_error`` where hashing failed, ``-`` if not hashed)."""
     table = Table(title="datasets", title_justify="left", show_lines=False)
     for col in ("side", "name", "format", "rows", "data hash", "method", "location"):
         table.add_column(col, overflow="fold", justify="right" if col == "rows" else "left")
-    if full:
-        table.add_column("schema", overflow="fold")
-    items: list[tuple[str, DatasetRecord]] = [("input", d) for d in record.inputs]
-    items += [("output", d) for d in record.outputs]
-    for side, d in items:
-        data = short_hash(d.data_hash, full)
+    for side, d in _datasets(record):
+        data = short_hash(d.data_hash)
         if d.data_hash is None and d.hash_error:
             data = f"- ({escape(d.hash_error)})"
-        row = [side, escape(d.name), dash(d.format), _rows(d.row_count), data, dash(d.hash_method), dash(d.location)]
-        table.add_row(*row, *([dash(d.schema)] if full else []))
+        table.add_row(side, escape(d.name), dash(d.format), _rows(d.row_count), data, dash(d.hash_method),
+                      dash(d.location))  # fmt: skip
     return table
+
+
+def _datasets(record: RunRecord) -> list[tuple[str, DatasetRecord]]:
+    return [("input", d) for d in record.inputs] + [("output", d) for d in record.outputs]
+
+
+def _dataset_details(out: Console, record: RunRecord) -> None:
+    for side, d in _datasets(record):
+        out.print(f"[bold]{side} {escape(d.name)}[/bold]")
+        for key in ("data_hash", "hash_method", "hash_error", "row_count", "schema_hash", "schema", "format",
+                    "location", "mode", "version", "timestamp", "written"):  # fmt: skip
+            out.print(f"  {key:<12} {dash(getattr(d, key))}", soft_wrap=True)
 
 
 def render_record(record: RunRecord, path: str, full: bool) -> None:
@@ -103,7 +111,9 @@ def render_record(record: RunRecord, path: str, full: bool) -> None:
         e = record.error
         where = f"{e.stage}" + (f" ({e.name})" if e.name else "")
         out.print(f"[red]  error in {escape(where)}: {escape(e.type)}: {escape(e.message)}[/red]")
-    out.print(dataset_table(record, full))
+    out.print(dataset_table(record))
+    if full:
+        _dataset_details(out, record)
     failed = [x for x in record.expectations if not x.passed]
     if not full:
         if record.expectations:
