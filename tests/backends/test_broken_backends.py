@@ -6,7 +6,6 @@ import datetime as dt
 import textwrap
 from zoneinfo import ZoneInfo
 
-import deltalake  # noqa: F401  (imported once here: the in-process pytester runs must not import it again)
 import pyarrow as pa
 import pytest
 
@@ -126,7 +125,7 @@ def test_the_whole_suite_fails_a_polars_backend_writing_local_time(pytester):
             """
         )
     )
-    result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     outcomes = result.parseoutcomes()
     # every table holding a timestamp fails: the scalars and timestamps vectors, generated scalars, both round trips
     assert outcomes["failed"] == 5, result.stdout.str()[-3000:]
