@@ -1,4 +1,4 @@
-"""Shared fixtures. Spark tests use the one session-scoped `spark` fixture (see tests/spark/conftest.py)."""
+"""Shared fixtures: the conformance vectors and the one session-scoped `spark` fixture of the whole run."""
 
 from __future__ import annotations
 
@@ -17,18 +17,17 @@ VECTORS = load_vectors(VECTOR_DIR)
 
 
 # --- the shared SparkSession (issue 4: run records; used by tests/engines, tests/lineage, tests/cli) ---------------
-# ONE session per test run: local[2], Delta Lake (jars from Maven Central) and the ubunye jar when built.
-# tests/spark/conftest.py may shadow this fixture for its folder; getOrCreate() then hands back this same session.
+# ONE session per test run: local[2], Delta Lake (jars from Maven Central) and the ubunye jar.
 
 
 @pytest.fixture(scope="session")
 def spark():
-    """A local[2] SparkSession with Delta and (when built) the ubunye jar, UTC, 4 shuffle partitions."""
+    """A local[2] SparkSession with Delta and the ubunye jar, session time zone UTC, 4 shuffle partitions."""
     pytest.importorskip("pyspark")
     from pyspark.sql import SparkSession
 
+    import ubunye.spark as us
     from ubunye.engines.spark_engine import configure_delta
-    from ubunye.exceptions import JarNotFoundError
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
@@ -37,18 +36,13 @@ def spark():
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         .config("spark.databricks.delta.snapshotPartitions", "2")
         .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="ubunye-warehouse-"))
     )
-    builder = configure_delta(builder)
-    try:
-        import ubunye.spark as us
-
-        builder = us.configure(builder)
-    except (ImportError, JarNotFoundError):
-        pass
+    # Built with the helpers users call; no jar is an error (JarNotFoundError says to run `make jar`), not a skip.
+    builder = us.configure(configure_delta(builder))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    us.require(session)
     yield session
     session.stop()

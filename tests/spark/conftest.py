@@ -1,40 +1,16 @@
-"""The one SparkSession of the test run (local[2], the ubunye jar attached), built with the helper users call.
+"""Helpers of the Spark tier; the one SparkSession of the run is the `spark` fixture in tests/conftest.py.
 
 Spark tests are marked ``spark`` (``pytest -m "not spark"`` skips them all); heavy ones also ``slow``.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from ubunye.testing.vectors import TypeTree, Vector, parse_type
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    """A local[2] session with ubunye.spark.configure(); fails (JarNotFoundError) when no jar is built."""
-    pytest.importorskip("pyspark")
-    from pyspark.sql import SparkSession
-
-    import ubunye.spark as us
-
-    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("ubunye-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.sql.session.timeZone", "UTC")
-    )
-    session = us.configure(builder).getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    us.require(session)
-    yield session
-    session.stop()
 
 
 @pytest.fixture
