@@ -327,6 +327,11 @@ def compare_records(a: RunRecord, b: RunRecord) -> Comparison:
         for k in list(tv_a) + [k for k in tv_b if k not in tv_a]
     ]  # fmt: skip
     notes = []
+    config = _field("config_hash", a.config_hash, b.config_hash)
+    if a.record_version != b.record_version:  # config_hash was not computed the same way before v2
+        config = FieldDiff("config_hash", UNKNOWN, a.config_hash, b.config_hash)
+        notes.append(f"record versions differ ({a.record_version} and {b.record_version}): hashes other than rows-v1 "
+                     "are not compared")  # fmt: skip
     if a.identity != b.identity:
         notes.append(f"different tasks: {'/'.join(a.identity)} and {'/'.join(b.identity)}")
     for r, label in ((a, "A"), (b, "B")):
@@ -339,7 +344,7 @@ def compare_records(a: RunRecord, b: RunRecord) -> Comparison:
         inputs=_pairs("input", a.inputs, b.inputs),
         status=_field("status", a.status, b.status),
         code=_field("code_hash", a.code_hash, b.code_hash),
-        config=_field("config_hash", a.config_hash, b.config_hash),
+        config=config,
         config_keys=config_keys,
         template_vars=template_vars,
         environment=_field("environment_hash", a.environment_hash, b.environment_hash),
