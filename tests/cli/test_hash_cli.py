@@ -115,3 +115,11 @@ def test_spark_engine_gives_the_pandas_hash(spark, files):
     on_spark = hash_of(files / "orders_delta", "--engine", "spark")
     assert on_spark["engine"] == "spark" and on_spark["row_count"] == 40
     assert on_spark["data_hash"] == hash_of(files / "orders.parquet")["data_hash"]
+
+
+@pytest.mark.parametrize("name", ["ubunye.cli.hash", "ubunye.cli.lineage", "ubunye.cli.render"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    assert doctest.testmod(importlib.import_module(name)).failed == 0

@@ -98,3 +98,11 @@ def test_to_dict_is_json():
     c = compare_records(record("revenue-v1"), record("customers-bug"))
     data = json.loads(json.dumps(c.to_dict()))
     assert data["exit_code"] == 1 and data["summary"] == c.summary and "different tasks" in " ".join(data["notes"])
+
+
+def test_docstring_examples():
+    import doctest
+
+    import ubunye.lineage.compare as module
+
+    assert doctest.testmod(module).failed == 0

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from ubunye.cli.errors import domain_errors
-from ubunye.cli.render import console, emit_json
+from ubunye.cli.render import console, emit_json, flow_help
 from ubunye.config import IOConfig
 from ubunye.config.model import BACKENDS, FORMATS
 from ubunye.engines import get_engine, is_url
@@ -159,4 +159,4 @@ def hash_command(
 
 def register(app: typer.Typer) -> None:
     """Add ``hash`` to the app."""
-    app.command(name="hash")(hash_command)
+    app.command(name="hash", help=flow_help(hash_command.__doc__))(hash_command)

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ubunye.cli.errors import domain_errors
-from ubunye.cli.render import console, dash, emit_json, render_comparison, render_record, seconds
+from ubunye.cli.render import console, dash, emit_json, flow_help, render_comparison, render_record, seconds
 from ubunye.exceptions import RecordError
 from ubunye.lineage.compare import compare_records
 from ubunye.lineage.record import RunRecord
@@ -33,6 +33,16 @@ Task = Annotated[str | None, typer.Option("-t", "--task", help="Only runs of thi
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
 RUN_HELP = "A run id, a unique prefix of one, latest or latest~N (within -u/-p/-t), or a record .json file."
 Run = Annotated[str, typer.Argument(help=RUN_HELP, show_default=False)]
+
+
+def command(name: str | None = None):
+    """Register a command of the group, its docstring flowed into the help text."""
+
+    def deco(func):
+        return app.command(name, help=flow_help(func.__doc__))(func)
+
+    return deco
+
 
 _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -97,7 +107,7 @@ def _row(entry: StoredRecord, short: dict[str, str]) -> dict:
     }
 
 
-@app.command("list")
+@command("list")
 @domain_errors
 def list_runs(
     usecase_dir: UsecaseDir = Path("."),
@@ -165,7 +175,7 @@ def _show(run: str, usecase_dir: Path, usecase, package, task, as_json: bool, fu
     render_record(record, str(found.path), full)
 
 
-@app.command()
+@command()
 @domain_errors
 def show(
     run: Run,
@@ -182,7 +192,7 @@ def show(
     _show(run, usecase_dir, usecase, package, task, as_json, full=False)
 
 
-@app.command()
+@command()
 @domain_errors
 def trace(
     run: Run,
@@ -200,7 +210,7 @@ def trace(
     _show(run, usecase_dir, usecase, package, task, as_json, full=True)
 
 
-@app.command()
+@command()
 @domain_errors
 def compare(
     run_a: Annotated[str, typer.Argument(help="The earlier run. " + RUN_HELP, show_default=False)],

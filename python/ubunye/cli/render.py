@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from typing import Any
@@ -22,6 +23,17 @@ def console() -> Console:
     if not out.is_terminal:
         out = Console(file=sys.stdout, highlight=False, width=max(out.width, 200), no_color=True)
     return out
+
+
+def flow_help(doc: str | None) -> str:
+    r"""A docstring as help text: each paragraph on one line, so the help formatter wraps it to the terminal.
+
+    Example:
+        >>> flow_help("One\n    two.\n\n    Three.")
+        'One two.\n\nThree.'
+    """
+    paragraphs = [" ".join(part.split()) for part in inspect.cleandoc(doc or "").split("\n\n")]
+    return "\n\n".join(p for p in paragraphs if p)
 
 
 def emit_json(value: Any) -> None:
