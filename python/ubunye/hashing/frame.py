@@ -50,9 +50,13 @@ def to_arrow(frame: Any) -> pa.Table:
 
 
 def _lines(table: pa.Table) -> Iterator[pa.Array]:
-    for batch in table.to_batches(max_chunksize=BATCH_ROWS):
-        if batch.num_rows:
-            yield encode_batch(batch)
+    # Fixed-size slices, each made one contiguous batch: many small chunks (small parquet row groups, concatenated
+    # frames) would otherwise pay the per-batch cost of every Arrow kernel call once per chunk.
+    for start in range(0, table.num_rows, BATCH_ROWS):
+        piece = table.slice(start, BATCH_ROWS)
+        batches = piece.to_batches()
+        batch = batches[0] if len(batches) == 1 else piece.combine_chunks().to_batches()[0]
+        yield encode_batch(batch)
 
 
 def hash_arrow(table: pa.Table) -> FrameHash:
