@@ -44,22 +44,26 @@ from ubunye.hashing.typenames import TypeTree, parse_type
 from ubunye.testing.generated import generated_tables
 from ubunye.testing.vectors import Vector, load_vectors
 
-_REPO = Path(__file__).resolve().parents[3]
+# A symlinked folder in a checkout (tests/vectors, examples), real copies in a built wheel.
+_DATA = Path(__file__).resolve().parent / "data"
 
 
 def vectors_dir() -> Path:
-    """Where the conformance vectors are: ``$UBUNYE_VECTORS_DIR``, else ``tests/vectors`` of a source checkout."""
-    return Path(os.environ.get("UBUNYE_VECTORS_DIR", _REPO / "tests" / "vectors"))
+    """Where the conformance vectors are: ``$UBUNYE_VECTORS_DIR``, else the copy shipped in the package."""
+    return Path(os.environ.get("UBUNYE_VECTORS_DIR", _DATA / "vectors"))
 
 
 def examples_dir() -> Path:
-    """Where the example usecase is: ``$UBUNYE_EXAMPLES_DIR``, else ``examples`` of a source checkout."""
-    return Path(os.environ.get("UBUNYE_EXAMPLES_DIR", _REPO / "examples"))
+    """Where the example usecase is: ``$UBUNYE_EXAMPLES_DIR``, else the copy shipped in the package."""
+    return Path(os.environ.get("UBUNYE_EXAMPLES_DIR", _DATA / "examples"))
 
 
 def _vectors() -> list[Vector]:
     folder = vectors_dir()
-    return load_vectors(folder) if folder.is_dir() else []
+    if not folder.is_dir():
+        msg = f"no rows-v1 conformance vectors at {folder}: set UBUNYE_VECTORS_DIR to a folder of vector files"
+        raise FileNotFoundError(msg)
+    return load_vectors(folder)
 
 
 # -- the comparison ------------------------------------------------------------------------------------------------
