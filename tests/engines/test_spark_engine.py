@@ -152,3 +152,32 @@ def test_spark_failures_are_recorded(spark, tmp_path):
         assert (record.status, record.error.stage, record.backend) == ("failed", stage, "spark"), task
         assert record.inputs[0].data_hash is not None and record.timings
     assert last(uc, "bad_rows").expectations[0].observed == 500
+
+
+NO_DELTA = """
+import sys
+from pathlib import Path
+from pyspark.sql import SparkSession
+from ubunye.config.model import IOConfig
+from ubunye.engines.spark_engine import SparkEngine
+from ubunye.exceptions import EngineError
+
+spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+engine = SparkEngine(spark=spark)
+try:
+    engine.read(IOConfig("orders", format="delta", path="t"), Path(sys.argv[1]))
+except EngineError as exc:
+    print(exc)
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_session_without_delta_jars_says_how_to_add_them(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "t").mkdir()
+    done = subprocess.run([sys.executable, "-c", NO_DELTA, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert "Delta Lake is not available in this SparkSession" in done.stdout, done.stderr[-2000:]
+    assert "spark.jars.packages=io.delta:delta-spark_" in done.stdout
