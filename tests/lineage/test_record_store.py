@@ -130,3 +130,23 @@ def test_environment_has_versions_and_never_environment_variables(monkeypatch):
         assert pkg in env["packages"]
     assert env["packages"]["torch"] is None  # absent, recorded as absent
     assert "hunter2" not in json.dumps(env)
+
+
+def test_redaction_of_cloud_keys_and_urls():
+    from ubunye.lineage.redact import redact_config, redact_url
+
+    conf = {
+        "spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net": "K1",
+        "fs.s3a.access.key": "A1",
+        "fs.s3a.secret.key": "S1",
+        "spark.sql.shuffle.partitions": "4",
+        "primaryKey": "id",
+        "nested": [{"api_key": "X1", "path": "abfss://c@acct.dfs.core.windows.net/p"}],
+    }
+    out = redact_config(conf)
+    assert out["spark.sql.shuffle.partitions"] == "4" and out["primaryKey"] == "id"
+    assert "K1" not in str(out) and "A1" not in str(out) and "S1" not in str(out) and "X1" not in str(out)
+    assert redact_url("read https://user:pw@host/x failed") == "read https://user:***@host/x failed"
+    assert redact_url("https://host/x?token=abc&page=2") == "https://host/x?token=***&page=2"
+    assert redact_url("https://ghp_tok3n@github.com/o/r") == "https://***@github.com/o/r"
+    assert redact_url("abfss://raw@acct.dfs.core.windows.net/p") == "abfss://raw@acct.dfs.core.windows.net/p"

@@ -19,6 +19,7 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/\s]*)(?::(?P<pw>[^@/\s]*))?@")
+_CONTAINER_SCHEMES = {"abfs", "abfss", "wasb", "wasbs"}
 _QUERY_SECRET = re.compile(
     r"([?&;](?:[^=&;]*(?:password|passwd|pwd|token|secret|key|sig|signature|credential)[^=&;]*)=)([^&;#]*)",
     re.IGNORECASE,
@@ -37,7 +38,9 @@ def redact_url(text: str) -> str:
     def userinfo(m: re.Match[str]) -> str:
         if m.group("pw") is not None:
             return f"{m.group('scheme')}{m.group('user')}:{MASK}@"
-        return f"{m.group('scheme')}{MASK}@" if m.group("user") else m.group(0)
+        if not m.group("user") or m.group("scheme").lower().rstrip(":/") in _CONTAINER_SCHEMES:
+            return m.group(0)  # abfss://container@account...: a container name, not a credential
+        return f"{m.group('scheme')}{MASK}@"
 
     text = _USERINFO.sub(userinfo, text)
     text = _QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
