@@ -85,6 +85,25 @@ def location(io: IOConfig, base_dir: Path) -> str:
     return resolve_path(io.path, base_dir)
 
 
+def new_part_file(io: IOConfig, folder: Path) -> Path:
+    """Prepare ``folder`` for one more part file (a folder of parts, as Spark writes) and return the part's path.
+
+    ``overwrite`` empties the folder first; ``append`` adds a part beside the others.
+    """
+    import shutil
+    import uuid
+
+    if folder.is_file():
+        if io.mode == "append":
+            msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
+            raise EngineError(msg)
+        folder.unlink()
+    elif folder.exists() and io.mode == "overwrite":
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"part-{uuid.uuid4().hex}.{io.format}"
+
+
 def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any = None) -> Engine:
     """The engine called ``name`` ("pandas", "spark" or "polars"). Spark reuses ``spark`` or the active session."""
     if name == "pandas":
@@ -103,4 +122,4 @@ def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any =
     raise EngineError(msg)
 
 
-__all__ = ["Engine", "get_engine", "is_url", "location", "resolve_path"]
+__all__ = ["Engine", "get_engine", "is_url", "location", "new_part_file", "resolve_path"]

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines import is_url, resolve_path
+from ubunye.engines import is_url, new_part_file, resolve_path
 from ubunye.exceptions import EngineError, HashError
 from ubunye.hashing import FrameHash, hash_frame
 
@@ -122,15 +120,7 @@ class PandasEngine:
 
     def _write_files(self, table: pa.Table, io: IOConfig, folder: Path) -> None:
         """A folder of part files, as Spark writes them (so either engine reads what the other wrote)."""
-        if folder.is_file():
-            if io.mode == "append":
-                msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
-                raise EngineError(msg)
-            folder.unlink()
-        elif folder.exists() and io.mode == "overwrite":
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        part = folder / f"part-{uuid.uuid4().hex}.{io.format}"
+        part = new_part_file(io, folder)
         if io.format == "parquet":
             import pyarrow.parquet as pq
 

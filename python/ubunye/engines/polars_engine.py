@@ -14,15 +14,13 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-import shutil
-import uuid
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from ubunye.config import IOConfig
-from ubunye.engines import is_url, resolve_path
+from ubunye.engines import is_url, new_part_file, resolve_path
 from ubunye.exceptions import EngineError
 from ubunye.hashing import FrameHash, hash_frame
 
@@ -86,15 +84,7 @@ class PolarsEngine:
 
     def _write_files(self, frame: pl.DataFrame, io: IOConfig, folder: Path) -> None:
         """A folder of part files, as Spark and the pandas engine write them."""
-        if folder.is_file():
-            if io.mode == "append":
-                msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
-                raise EngineError(msg)
-            folder.unlink()
-        elif folder.exists() and io.mode == "overwrite":
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        part = folder / f"part-{uuid.uuid4().hex}.{io.format}"
+        part = new_part_file(io, folder)
         if io.format == "parquet":
             frame.write_parquet(part)
         elif io.format == "csv":
