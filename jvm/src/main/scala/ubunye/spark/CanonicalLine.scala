@@ -43,15 +43,15 @@ private[spark] abstract class TextWriter extends ValueWriter {
 private[spark] object CanonicalLine {
 
   /** The writer of a whole row: the columns as a JSON object with sorted keys, null columns left out. */
-  def rowWriter(names: Seq[String], types: Seq[DataType]): StructWriter =
-    new StructWriter(names.toArray, types.map(writer).toArray)
+  def rowWriter(names: Seq[String], types: Seq[DataType], source: Array[Int] = null): StructWriter =
+    new StructWriter(names.toArray, types.map(writer).toArray, source)
 
   /** The writer of one rows-v1 type. The type must have passed RowsV1Type.check. */
   def writer(dt: DataType): ValueWriter = dt match {
-    case ByteType         => IntegralWriter(_.getByte(_).toLong)
-    case ShortType        => IntegralWriter(_.getShort(_).toLong)
-    case IntegerType      => IntegralWriter(_.getInt(_).toLong)
-    case LongType         => IntegralWriter(_.getLong(_))
+    case ByteType         => ByteWriter
+    case ShortType        => ShortWriter
+    case IntegerType      => IntWriter
+    case LongType         => LongWriter
     case BooleanType      => BooleanWriter
     case FloatType        => FloatWriter
     case DoubleType       => DoubleWriter
@@ -67,8 +67,19 @@ private[spark] object CanonicalLine {
     case other            => throw new IllegalArgumentException(s"rows-v1 has no encoding for ${other.simpleString}")
   }
 
-  final case class IntegralWriter(get: (SpecializedGetters, Int) => Long) extends ValueWriter {
-    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = out.appendLong(get(in, ordinal))
+  // One object per width rather than a getter function: a (SpecializedGetters, Int) => Long would box its
+  // arguments and result on every value.
+  object ByteWriter extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = out.appendLong(in.getByte(ordinal).toLong)
+  }
+  object ShortWriter extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = out.appendLong(in.getShort(ordinal).toLong)
+  }
+  object IntWriter extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = out.appendLong(in.getInt(ordinal).toLong)
+  }
+  object LongWriter extends ValueWriter {
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = out.appendLong(in.getLong(ordinal))
   }
 
   object BooleanWriter extends ValueWriter {
@@ -103,8 +114,41 @@ private[spark] object CanonicalLine {
   /** Section 5.2: BigDecimal.toString at scale exactly s. */
   final case class DecimalWriter(precision: Int, scale: Int) extends ValueWriter {
     def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
-      val bd = in.getDecimal(ordinal, precision, scale).toJavaBigDecimal
-      out.appendAscii((if (bd.scale == scale) bd else bd.setScale(scale)).toString)
+      val d = in.getDecimal(ordinal, precision, scale)
+      if (precision <= 18) appendCompact(d.toUnscaledLong, out)
+      else {
+        val raw = d.toJavaBigDecimal
+        val bd = if (raw.scale == scale) raw else raw.setScale(scale)
+        val unscaled = bd.unscaledValue
+        // Most values of a wide column still fit a Long: format those without BigDecimal.toString.
+        if (unscaled.bitLength < 63) appendCompact(unscaled.longValue, out) else out.appendAscii(bd.toString)
+      }
+    }
+
+    /** BigDecimal.toString of unscaled x 10^-scale without a BigDecimal (the unscaled value fits a Long). */
+    private def appendCompact(unscaled: Long, out: LineBuffer): Unit = {
+      val digits = java.lang.Long.toString(Math.abs(unscaled))
+      val n = digits.length
+      val adjusted = n - 1 - scale
+      if (unscaled < 0) out.append('-')
+      if (adjusted >= -6) {
+        if (scale == 0) out.appendAscii(digits)
+        else if (n > scale) {
+          out.appendAscii(digits.substring(0, n - scale))
+          out.append('.')
+          out.appendAscii(digits.substring(n - scale))
+        } else {
+          out.appendAscii("0.")
+          var z = scale - n
+          while (z > 0) { out.append('0'); z -= 1 }
+          out.appendAscii(digits)
+        }
+      } else {
+        out.append(digits.charAt(0).toInt)
+        if (n > 1) { out.append('.'); out.appendAscii(digits.substring(1)) }
+        out.append('E')
+        out.appendLong(adjusted.toLong)
+      }
     }
   }
 
@@ -134,7 +178,28 @@ private[spark] object CanonicalLine {
   /** Days since 1970-01-01, proleptic Gregorian (Spark 3+): LocalDate.toString is section 5.3's layout. */
   object DateWriter extends TextWriter {
     override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
-      out.appendAscii(LocalDate.ofEpochDay(in.getInt(ordinal).toLong).toString)
+      appendDate(in.getInt(ordinal).toLong, out)
+  }
+
+  /** yyyy-MM-dd of a day since the epoch. Years 0..9999 by integer arithmetic (H. Hinnant's civil_from_days,
+    * no allocation); other years through LocalDate.toString, which is section 5.3's rule for them. */
+  def appendDate(epochDay: Long, out: LineBuffer): Unit = {
+    val z = epochDay + 719468L
+    val era = Math.floorDiv(z, 146097L)
+    val doe = z - era * 146097L
+    val yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+    val doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    val mp = (5 * doy + 2) / 153
+    val day = doy - (153 * mp + 2) / 5 + 1
+    val month = if (mp < 10) mp + 3 else mp - 9
+    val year = yoe + era * 400 + (if (month <= 2) 1 else 0)
+    if (year >= 0 && year <= 9999) {
+      out.appendPadded(year, 4)
+      out.append('-')
+      out.appendPadded(month, 2)
+      out.append('-')
+      out.appendPadded(day, 2)
+    } else out.appendAscii(LocalDate.ofEpochDay(epochDay).toString)
   }
 
   /** Microseconds since the epoch: of the instant (timestamp, written in UTC with `Z`) or of the wall clock
@@ -147,7 +212,7 @@ private[spark] object CanonicalLine {
       val day = Math.floorDiv(micros, MicrosPerDay)
       val ofDay = Math.floorMod(micros, MicrosPerDay)
       val seconds = ofDay / 1000000L
-      out.appendAscii(LocalDate.ofEpochDay(day).toString)
+      appendDate(day, out)
       out.append('T')
       out.appendPadded(seconds / 3600, 2)
       out.append(':')
@@ -218,7 +283,13 @@ private[spark] object CanonicalLine {
 
 /** A JSON object of named fields (a row's columns or a struct's fields): keys sorted by code point, null
   * fields left out, `{}` when every field is null (sections 2, 3 and 6). */
-private[spark] final class StructWriter(names: Array[String], writers: Array[ValueWriter]) extends ValueWriter {
+private[spark] final class StructWriter(
+    names: Array[String],
+    writers: Array[ValueWriter],
+    source: Array[Int] = null)
+    extends ValueWriter {
+  // `source`, when given, maps field i to the ordinal it is read from in the row handed to writeObject: the
+  // aggregate reads its columns straight from Spark's input row (no boxed copy per row).
   /** Field ordinals in code point order of their names. */
   private val order: Array[Int] =
     names.indices.sortWith((a, b) => LineBuffer.codePointOrder(names(a), names(b))).toArray
@@ -234,10 +305,11 @@ private[spark] final class StructWriter(names: Array[String], writers: Array[Val
     var k = 0
     while (k < order.length) {
       val i = order(k)
-      if (!row.isNullAt(i)) {
+      val j = if (source == null) i else source(i)
+      if (!row.isNullAt(j)) {
         if (!first) out.append(',')
         out.append(keys(i))
-        writers(i).write(row, i, out)
+        writers(i).write(row, j, out)
         first = false
       }
       k += 1

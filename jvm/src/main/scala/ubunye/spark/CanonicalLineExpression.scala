@@ -22,12 +22,13 @@ case class CanonicalLineExpression(children: Seq[Expression], names: Seq[String]
       case Some(msg) => TypeCheckResult.TypeCheckFailure(s"$prettyName: $msg")
     }
 
-  @transient private lazy val lineWriter = CanonicalLine.rowWriter(names, children.map(_.dataType))
   @transient private lazy val columns: Array[Expression] = children.toArray
+  @transient private lazy val direct: Array[Int] = RowsV1Aggregate.boundOrdinals(columns)
+  @transient private lazy val lineWriter = CanonicalLine.rowWriter(names, children.map(_.dataType), direct)
 
   override def eval(input: InternalRow): Any = {
     val line = new LineBuffer(256)
-    lineWriter.writeObject(RowsV1Aggregate.evalColumns(columns, input), line)
+    lineWriter.writeObject(if (direct != null) input else RowsV1Aggregate.evalColumns(columns, input), line)
     UTF8String.fromBytes(line.toByteArray)
   }
 

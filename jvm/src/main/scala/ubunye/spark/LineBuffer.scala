@@ -45,7 +45,17 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
     len += n
   }
 
-  def appendLong(v: Long): Unit = appendAscii(java.lang.Long.toString(v))
+  /** Appends the decimal text of `v`, digits written in place (no String per value). */
+  def appendLong(v: Long): Unit =
+    if (v == Long.MinValue) appendAscii("-9223372036854775808") // its negation does not fit a Long
+    else {
+      var x = v
+      if (x < 0) { append('-'); x = -x }
+      var width = 1
+      var p = 10L
+      while (width < 19 && x >= p) { width += 1; p *= 10 }
+      appendPadded(x, width)
+    }
 
   /** Appends `v` as exactly `width` decimal digits, zero-padded (v >= 0). */
   def appendPadded(v: Long, width: Int): Unit = {

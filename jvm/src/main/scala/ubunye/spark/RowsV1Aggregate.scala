@@ -2,7 +2,7 @@ package ubunye.spark
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
@@ -36,15 +36,18 @@ case class RowsV1Aggregate(
 
   /** The schema string of section 7. */
   @transient lazy val schema: String = RowsV1Type.schemaString(names, children.map(_.dataType))
-  @transient private lazy val lineWriter = CanonicalLine.rowWriter(names, children.map(_.dataType))
   @transient private lazy val columns: Array[Expression] = children.toArray
+  // Spark internals: by the time update() runs, the children are bound to the input row; plain column
+  // references (the `*` case) are BoundReferences, read in place by ordinal instead of evaluated and boxed.
+  @transient private lazy val direct: Array[Int] = RowsV1Aggregate.boundOrdinals(columns)
+  @transient private lazy val lineWriter = CanonicalLine.rowWriter(names, children.map(_.dataType), direct)
 
   override def createAggregationBuffer(): RowsV1Digest = new RowsV1Digest()
 
   override def update(buffer: RowsV1Digest, input: InternalRow): RowsV1Digest = {
     val line = buffer.line
     line.reset()
-    lineWriter.writeObject(RowsV1Aggregate.evalColumns(columns, input), line)
+    lineWriter.writeObject(if (direct != null) input else RowsV1Aggregate.evalColumns(columns, input), line)
     buffer.addLine()
     buffer
   }
@@ -75,6 +78,11 @@ object RowsV1Aggregate {
     .add("sum1", LongType, nullable = false)
     .add("sum2", LongType, nullable = false)
     .add("data_hash", StringType, nullable = false)
+
+  /** The input ordinals of the arguments when every one is a plain bound column reference, else null. */
+  private[spark] def boundOrdinals(columns: Array[Expression]): Array[Int] =
+    if (columns.forall(_.isInstanceOf[BoundReference])) columns.map(_.asInstanceOf[BoundReference].ordinal)
+    else null
 
   /** The argument values of one input row, as a row the line writer reads (a new small row per call). */
   private[spark] def evalColumns(columns: Array[Expression], input: InternalRow): InternalRow = {
