@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from ubunye.exceptions import HashError
 from ubunye.hashing.numbers import format_decimals, format_floats
 from ubunye.hashing.temporal import format_dates, format_timestamps
-from ubunye.hashing.text import json_string, json_strings
+from ubunye.hashing.text import escaped, json_string, json_strings
 
 _SKIP_NULLS = pc.JoinOptions(null_handling="replace", null_replacement="")
 
@@ -26,8 +26,13 @@ def _binary(arr: pa.Array) -> pa.Array:
     return pa.array(texts, pa.string())
 
 
-def join_object(names: list[str], values: list[pa.Array], length: int) -> pa.Array:
-    """``{"name":value,...}`` per slot, names sorted by code point, null values left out (never null itself)."""
+def join_object(names: list[str], values: list[pa.Array], length: int, quoted: set[int] | None = None) -> pa.Array:
+    """``{"name":value,...}`` per slot, names sorted by code point, null values left out (never null itself).
+
+    ``quoted`` lists the values that are escaped strings still without their quotes: the quotes are written as
+    part of this one join instead of by a pass of their own.
+    """
+    quoted = quoted or set()
     order = sorted(range(len(names)), key=lambda i: names[i])
     if not order:
         return pa.array(["{}"] * length, pa.string())
@@ -38,10 +43,13 @@ def join_object(names: list[str], values: list[pa.Array], length: int) -> pa.Arr
     parts: list[object] = ["{"]
     for k, i in enumerate(order):
         prefix = ("" if k == 0 and lead_always else ",") + json_string(names[i]) + ":"
+        suffix = ""
+        if i in quoted:
+            prefix, suffix = prefix + '"', '"'
         if values[i].null_count == 0:
-            parts += [prefix, values[i]]
+            parts += [prefix, values[i]] + ([suffix] if suffix else [])
         else:
-            parts.append(pc.binary_join_element_wise(prefix, values[i], ""))
+            parts.append(pc.binary_join_element_wise(prefix, values[i], suffix, ""))
     parts.append("}")
     joined = pc.binary_join_element_wise(*parts, "", options=_SKIP_NULLS)
     if lead_always:
@@ -143,5 +151,13 @@ def encode_array(arr: pa.Array, path: str) -> pa.Array:
 
 def encode_batch(batch: pa.RecordBatch) -> pa.Array:
     """The canonical line of every row of a record batch, as an Arrow string array."""
-    values = [encode_array(batch.column(i), batch.schema.names[i]) for i in range(batch.num_columns)]
-    return join_object(list(batch.schema.names), values, batch.num_rows)
+    values = []
+    quoted = set()
+    for i in range(batch.num_columns):
+        column, t = batch.column(i), batch.schema.types[i]
+        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+            values.append(escaped(column.cast(pa.string())))  # quoted by the row join below
+            quoted.add(i)
+        else:
+            values.append(encode_array(column, batch.schema.names[i]))
+    return join_object(list(batch.schema.names), values, batch.num_rows, quoted)

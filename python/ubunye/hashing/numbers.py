@@ -71,7 +71,10 @@ def format_floats(arr: pa.Array) -> pa.Array:
     shortest = pc.cast(arr, pa.string())
     # Plain range: Arrow prints the same digits without Java's ".0" on integral values.
     has_point = pc.match_substring(shortest, ".")
-    out = pc.if_else(has_point, shortest, pc.binary_join_element_wise(shortest, ".0", ""))
+    if pc.all(has_point).as_py() is False:
+        out = pc.if_else(has_point, shortest, pc.binary_join_element_wise(shortest, ".0", ""))
+    else:
+        out = shortest
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
     special = (np.isnan(values) | np.isinf(values)) & valid
     if special.any():

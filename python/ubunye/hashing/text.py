@@ -23,8 +23,13 @@ def json_string(s: str) -> str:
 
 def json_strings(arr: pa.Array) -> pa.Array:
     """Vectorised ``json_string`` over an Arrow string array; nulls stay null."""
+    return pc.binary_join_element_wise('"', escaped(arr), '"', "")
+
+
+def escaped(arr: pa.Array) -> pa.Array:
+    """The string array escaped as section 4 says, without the quotes; nulls stay null."""
     if not pc.any(pc.match_substring_regex(arr, r'["\\\x00-\x1f]')).as_py():
-        return pc.binary_join_element_wise('"', arr, '"', "")  # the common case: nothing to escape
+        return arr  # the common case: nothing to escape
     s = pc.replace_substring(arr, "\\", "\\\\")
     s = pc.replace_substring(s, '"', '\\"')
     has_control = pc.match_substring_regex(s, r"[\x00-\x1f]")
@@ -34,4 +39,4 @@ def json_strings(arr: pa.Array) -> pa.Array:
         for ch, esc in _CONTROL.items():
             sub = pc.replace_substring(sub, ch, esc)
         s = pc.replace_with_mask(s, pc.fill_null(has_control, False), sub.cast(s.type))
-    return pc.binary_join_element_wise('"', s, '"', "")
+    return s
