@@ -197,7 +197,10 @@ def _kinds(tree: TypeTree) -> set[str]:
 def _run_example(engine: Any, task: str, root: Path) -> dict[str, str | None]:
     from ubunye.runner import run_task
 
-    shutil.copytree(examples_dir(), root, ignore=shutil.ignore_patterns(".ubunye", "__pycache__"))
+    # Never the copy's leftovers (data/ of earlier runs): the upstream task makes this run's inputs.
+    shutil.copytree(examples_dir(), root, ignore=shutil.ignore_patterns(".ubunye", "__pycache__", "data"))
+    if task != "orders":
+        run_task(root / "shop" / "daily" / "orders", dt="2026-12-01", engine=engine, lineage=False)
     result = run_task(root / "shop" / "daily" / task, dt="2026-12-01", engine=engine, lineage=True)
     assert result.record_path is not None
     record = json.loads(Path(result.record_path).read_text(encoding="utf-8"))
