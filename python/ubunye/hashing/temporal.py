@@ -51,22 +51,61 @@ def _digits(out: np.ndarray, col: int, values: np.ndarray, width: int) -> None:
         v = v // 10
 
 
-def _fixed_text(template: str, fields: list[tuple[int, np.ndarray, int]], n: int) -> pa.Array:
-    """Fixed-width texts built as one byte matrix: a template row with digits written in at given columns.
-
-    Much faster than joining padded string arrays; used when every year has four digits (0..9999).
-    """
-    width = len(template)
-    out = np.empty((n, width), dtype=np.uint8)
-    out[:] = np.frombuffer(template.encode("ascii"), dtype=np.uint8)
-    for col, values, w in fields:
-        _digits(out, col, values, w)
-    offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
-    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(out.reshape(-1)))
-
-
 def _four_digit_years(year: np.ndarray) -> bool:
     return bool(len(year) == 0 or (year.min() >= 0 and year.max() <= 9999))
+
+
+def _date_block(days: np.ndarray) -> np.ndarray | None:
+    """``yyyy-MM-dd`` of each day as an (n, 10) byte matrix, or None if a year falls outside 0..9999.
+
+    Columns of dates span few distinct days: when the span is no longer than the column, each day of the span
+    is written once into a table and the rows are gathered from it.
+    """
+    if len(days) == 0:
+        return np.empty((0, 10), dtype=np.uint8)
+    lo, hi = int(days.min()), int(days.max())
+    span = np.arange(lo, hi + 1, dtype=np.int64) if hi - lo < max(len(days), 4096) else days
+    year, month, day = _civil(span)
+    if not _four_digit_years(year):
+        return None
+    table = np.empty((len(span), 10), dtype=np.uint8)
+    table[:] = np.frombuffer(b"0000-00-00", dtype=np.uint8)
+    _digits(table, 0, year, 4)
+    _digits(table, 5, month, 2)
+    _digits(table, 8, day, 2)
+    return table if span is days else np.take(table, days - lo, axis=0)
+
+
+def _table(kind: str) -> np.ndarray:
+    """Byte tables built once: every ``HH:mm:ss`` of a day (86,400 x 8) and every ``000``..``999`` (1,000 x 3)."""
+    if kind not in _TABLES:
+        if kind == "clock":
+            secs = np.arange(86_400)
+            t = np.empty((86_400, 8), dtype=np.uint8)
+            t[:] = np.frombuffer(b"00:00:00", dtype=np.uint8)
+            _digits(t, 0, secs // 3600, 2)
+            _digits(t, 3, secs // 60 % 60, 2)
+            _digits(t, 6, secs % 60, 2)
+        else:
+            t = np.empty((1000, 3), dtype=np.uint8)
+            _digits(t, 0, np.arange(1000), 3)
+        _TABLES[kind] = t
+    return _TABLES[kind]
+
+
+_TABLES: dict[str, np.ndarray] = {}
+
+
+def _const(text: str, n: int) -> np.ndarray:
+    return np.broadcast_to(np.frombuffer(text.encode("ascii"), dtype=np.uint8), (n, len(text)))
+
+
+def _matrix_text(blocks: list[np.ndarray]) -> pa.Array:
+    """Rows of side-by-side byte blocks as an Arrow string array (one copy, no per-row work)."""
+    out = np.ascontiguousarray(np.hstack(blocks))
+    n, width = out.shape
+    offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(out.reshape(-1)))
 
 
 def _date_text(days: np.ndarray) -> pa.Array:
@@ -83,9 +122,9 @@ def format_dates(arr: pa.Array) -> pa.Array:
         ['"2024-02-29"']
     """
     days = pc.cast(arr, pa.date32()).cast(pa.int32()).fill_null(0).to_numpy()
-    year, month, day = _civil(days)
-    if _four_digit_years(year):
-        text = _fixed_text('"0000-00-00"', [(1, year, 4), (6, month, 2), (9, day, 2)], len(days))
+    block = _date_block(days)
+    if block is not None:
+        text = _matrix_text([_const('"', len(days)), block, _const('"', len(days))])
     else:
         text = pc.binary_join_element_wise('"', _date_text(days), '"', "")
     return text if arr.null_count == 0 else pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))
@@ -118,14 +157,25 @@ def format_timestamps(arr: pa.Array, path: str) -> pa.Array:
     days = np.floor_divide(micros, _US_PER_DAY)
     tod = micros - days * _US_PER_DAY
     secs, frac = np.divmod(tod, 1_000_000)
-    hh, rest = np.divmod(secs, 3600)
-    mm, ss = np.divmod(rest, 60)
     zone = 'Z"' if t.tz is not None else '"'
-    year, month, day = _civil(days)
-    if _four_digit_years(year):
-        fields = [(1, year, 4), (6, month, 2), (9, day, 2), (12, hh, 2), (15, mm, 2), (18, ss, 2), (21, frac, 6)]
-        text = _fixed_text('"0000-00-00T00:00:00.000000' + zone, fields, len(micros))
+    block = _date_block(days)
+    if block is not None:
+        n, micro3 = len(micros), _table("micro3")
+        text = _matrix_text(
+            [
+                _const('"', n),
+                block,
+                _const("T", n),
+                np.take(_table("clock"), secs, axis=0),
+                _const(".", n),
+                np.take(micro3, frac // 1000, axis=0),
+                np.take(micro3, frac % 1000, axis=0),
+                _const(zone, n),
+            ]
+        )
     else:
+        hh, rest = np.divmod(secs, 3600)
+        mm, ss = np.divmod(rest, 60)
         clock = pc.binary_join_element_wise(_pad(hh, 2), _pad(mm, 2), _pad(ss, 2), ":")
         text = pc.binary_join_element_wise('"', _date_text(days), "T", clock, ".", _pad(frac, 6), zone, "")
     return text if arr.null_count == 0 else pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))

@@ -1,0 +1,48 @@
+"""Dates and timestamps against the independent reading of section 5.3 (tests/vectors/derive.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+
+from tests.vectors.derive import year_text
+from ubunye.hashing.temporal import format_dates, format_timestamps
+
+_EPOCH = dt.date(1970, 1, 1)
+
+
+def _civil_reference(day: int) -> str:
+    # Python's date covers years 1..9999 only; beyond it, shift by whole 400-year cycles (146,097 days).
+    cycles = 0
+    while not (dt.date.min - _EPOCH).days <= day <= (dt.date.max - _EPOCH).days:
+        step = 146_097 if day < 0 else -146_097
+        day += step
+        cycles += -400 if step > 0 else 400
+    d = _EPOCH + dt.timedelta(days=day)
+    return f"{year_text(d.year + cycles)}-{d.month:02d}-{d.day:02d}"
+
+
+def test_dates_in_a_short_span_and_across_every_year_form():
+    rng = np.random.default_rng(5)
+    short = 19_000 + rng.integers(0, 400, 3000)  # the table path: a span shorter than the column
+    wide = rng.integers(-3_000_000, 3_000_000, 3000)  # years below 0 and above 9999 too
+    for days in (short, wide, np.array([-719_528, -719_163, 2_932_896, 2_932_897])):
+        got = format_dates(pa.array(days.astype(np.int32), pa.date32())).to_pylist()
+        assert got == [f'"{_civil_reference(int(d))}"' for d in days]
+
+
+def test_timestamps_with_and_without_zone():
+    rng = np.random.default_rng(6)
+    micros = rng.integers(-(10**17), 10**17, 2000)
+    micros[:3] = [0, -1, 86_400_000_000 - 1]
+    for tz, tail in ((None, ""), ("Asia/Kolkata", "Z")):
+        arr = pa.array(micros, pa.timestamp("us", tz=tz))
+        want = []
+        for m in micros.tolist():
+            day, rest = divmod(m, 86_400_000_000)
+            secs, frac = divmod(rest, 1_000_000)
+            clock = f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{frac:06d}"
+            want.append(f'"{_civil_reference(day)}T{clock}{tail}"')
+        assert format_timestamps(arr, "t").to_pylist() == want
