@@ -50,3 +50,28 @@ def test_jar_free_path_wraps_sums_under_ansi(spark, conf, ansi):
     assert (arrow.data_hash, arrow.row_count) == (jvm.data_hash, jvm.row_count)
     # 5000 random 64-bit halves: the partial sums certainly overflow a signed bigint, so wrapping is exercised.
     assert arrow.data_hash == hash_frame(df.toPandas()).data_hash
+
+
+def test_random_decimals_and_dates_jvm_lines_equal_twin_lines(spark):
+    import decimal
+
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(11)
+    cols = {}
+    for p, s in [(20, 2), (10, 7), (18, 18), (18, 0), (38, 10), (9, 3)]:
+        values = []
+        for _ in range(400):
+            digits = int(rng.integers(1, p + 1))
+            u = int(rng.integers(0, 10 ** min(digits, 18))) * 10 ** max(0, digits - 18)
+            values.append(decimal.Decimal(-u if rng.random() < 0.5 else u).scaleb(-s))
+        values[:2] = [decimal.Decimal(0).scaleb(-s), None]
+        cols[f"d{p}_{s}"] = pa.array(values, pa.decimal128(p, s))
+    days = rng.integers(-1_000_000, 1_000_000, 400).astype(np.int32)
+    cols["day"] = pa.array(days, pa.date32())
+    cols["ts"] = pa.array(rng.integers(-(10**16), 10**16, 400), pa.timestamp("us", tz="UTC"))
+    table = pa.table(cols)
+    df = spark.createDataFrame(table)
+    assert sorted(spark_canonical_lines(df, engine="jvm")) == sorted(canonical_lines(table))
+    assert hash_spark(df, engine="jvm").data_hash == hash_frame(table).data_hash

@@ -111,6 +111,8 @@ private[spark] object CanonicalLine {
       out.appendAscii(FloatToDecimal.toString(in.getFloat(ordinal)))
   }
 
+  private val Pow10: Array[Long] = Array.iterate(1L, 19)(_ * 10)
+
   /** Section 5.2: BigDecimal.toString at scale exactly s. */
   final case class DecimalWriter(precision: Int, scale: Int) extends ValueWriter {
     def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
@@ -127,7 +129,19 @@ private[spark] object CanonicalLine {
 
     /** BigDecimal.toString of unscaled x 10^-scale without a BigDecimal (the unscaled value fits a Long). */
     private def appendCompact(unscaled: Long, out: LineBuffer): Unit = {
-      val digits = java.lang.Long.toString(Math.abs(unscaled))
+      val abs = Math.abs(unscaled)
+      if (scale <= 18 && abs >= Pow10(math.max(scale - 6, 0))) {
+        // Plain notation (adjusted >= -6), digits written in place: integer part, point, `scale` digits.
+        if (unscaled < 0) out.append('-')
+        if (scale == 0) out.appendLong(abs)
+        else {
+          out.appendLong(abs / Pow10(scale))
+          out.append('.')
+          out.appendPadded(abs % Pow10(scale), scale)
+        }
+        return
+      }
+      val digits = java.lang.Long.toString(abs)
       val n = digits.length
       val adjusted = n - 1 - scale
       if (unscaled < 0) out.append('-')
