@@ -1,0 +1,61 @@
+"""Spark Connect (no py4j on the client): the JVM function through SQL, the jar-free path and the twin agree.
+
+A Connect session cannot share this run's classic session, so the check runs in its own process, which starts
+a local Connect server (``SparkSession.builder.remote("local[2]")``) with the jar attached by ubunye.spark.configure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+_SCRIPT = textwrap.dedent(
+    """
+    import json, os, sys
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+    import ubunye.spark as us
+    from ubunye.hashing import hash_frame
+    from ubunye.hashing.spark_frame import hash_spark
+
+    builder = SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false")
+    spark = us.configure(builder).getOrCreate()
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
+    df = spark.range(3000).selectExpr(
+        "id", "cast(id * 7 as string) as s", "timestamp_micros(id * 1000003) as ts",
+        "array(id, null) as a", "if(id % 3 = 0, null, id / 7.0) as d",
+    )
+    out = {
+        "client_has_jvm": hasattr(spark, "_jvm"),
+        "registered": us.is_registered(spark),
+        "auto_engine": hash_frame(df).engine,
+        "jvm": hash_spark(df, engine="jvm").data_hash,
+        "arrow": hash_spark(df, engine="arrow").data_hash,
+        "twin": hash_frame(df.toArrow()).data_hash,
+    }
+    spark.stop()
+    print("RESULT " + json.dumps(out))
+    """
+)
+
+
+def test_spark_connect_session_hashes_like_the_twin():
+    pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio), in the test extras")
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=600, env=env, check=False
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
+    result = json.loads(lines[-1][len("RESULT ") :])
+    assert result["client_has_jvm"] is False  # really a Connect client: no py4j
+    assert result["registered"] is True
+    assert result["auto_engine"] == "jvm"
+    assert result["jvm"] == result["arrow"] == result["twin"]
