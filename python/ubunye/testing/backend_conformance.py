@@ -39,8 +39,8 @@ import pyarrow as pa
 import pytest
 
 from ubunye.hashing import canonical_lines, hash_frame
-from ubunye.hashing.text import json_string
-from ubunye.hashing.typenames import TypeTree, parse_type
+from ubunye.hashing.typenames import TypeTree, arrow_type, parse_type
+from ubunye.hashing.types import type_name
 from ubunye.testing.generated import generated_tables
 from ubunye.testing.vectors import Vector, load_vectors
 
@@ -92,16 +92,8 @@ class Reference:
 
 
 def type_text(tree: TypeTree) -> str:
-    """The rows-v1 type name of a parsed type tree (the inverse of ``parse_type``)."""
-    if isinstance(tree, str):
-        return tree
-    if tree[0] == "list":
-        return f"list<{type_text(tree[1])}>"
-    if tree[0] == "map":
-        return f"map<{type_text(tree[1])},{type_text(tree[2])}>"
-    if tree[0] == "decimal":
-        return f"decimal({tree[1]},{tree[2]})"
-    return "struct<" + ",".join(f"{json_string(n)}:{type_text(t)}" for n, t in tree[1]) + ">"
+    """The rows-v1 type name of a parsed type tree (the inverse of ``parse_type``), named where all names are."""
+    return type_name(arrow_type(tree), "column")
 
 
 def _columns(schema: str) -> dict[str, str]:
