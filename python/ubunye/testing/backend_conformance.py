@@ -187,6 +187,7 @@ def _kinds(tree: TypeTree) -> set[str]:
 
 
 def _run_example(engine: Any, task: str, root: Path) -> dict[str, str | None]:
+    from ubunye.lineage.store import load_record
     from ubunye.runner import run_task
 
     # Never the copy's leftovers (data/ of earlier runs): the upstream task makes this run's inputs.
@@ -195,9 +196,9 @@ def _run_example(engine: Any, task: str, root: Path) -> dict[str, str | None]:
         run_task(root / "shop" / "daily" / "orders", dt="2026-12-01", engine=engine, lineage=False)
     result = run_task(root / "shop" / "daily" / task, dt="2026-12-01", engine=engine, lineage=True)
     assert result.record_path is not None
-    record = json.loads(Path(result.record_path).read_text(encoding="utf-8"))
-    return {f"outputs.{o['name']}": o.get("data_hash") for o in record["outputs"]} | {
-        f"inputs.{i['name']}": i.get("data_hash") for i in record["inputs"]
+    record = load_record(result.record_path)  # the store's one loader, not a second reading of the file
+    return {f"outputs.{o.name}": o.data_hash for o in record.outputs} | {
+        f"inputs.{i.name}": i.data_hash for i in record.inputs
     }
 
 
