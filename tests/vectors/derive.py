@@ -4,7 +4,8 @@ This is a deliberately plain, row-at-a-time reading of docs/rows-v1.md: Python `
 and ``hashlib``, text built by hand (no ``json.dumps`` for values, no pyarrow, no ubunye.hashing).
 The twin (vectorised, Arrow-based) and the JVM aggregate are then tested against what this writes.
 
-Run ``python tests/vectors/derive.py`` to rewrite tests/vectors/*.json; a test checks the files are current.
+Run ``python tests/vectors/derive.py`` to rewrite tests/vectors/*.json (and tests/vectors/bytes/*.json, the vectors
+whose strings are not all UTF-8); a test checks the files are current.
 """
 
 from __future__ import annotations
@@ -40,6 +41,58 @@ def jstr(s: str) -> str:
         else:
             out.append(ch)
     out.append('"')
+    return "".join(out)
+
+
+# ---- section 4.1: invalid UTF-8, read byte by byte (never bytes.decode, whose "replace" counts surrogates apart)
+def _second_byte_range(lead: int) -> tuple[int, int, int] | None:
+    """(continuation bytes needed, lowest and highest allowed second byte) of a lead byte (Unicode Table 3-7).
+
+    ED is given 80..BF like the other three-byte leads: section 4.1 reads an encoded surrogate (ED A0..BF ..) as
+    one three-byte sequence, which is then malformed as a whole.
+    """
+    if 0xC2 <= lead <= 0xDF:
+        return 1, 0x80, 0xBF
+    if lead == 0xE0:
+        return 2, 0xA0, 0xBF
+    if 0xE1 <= lead <= 0xEF:
+        return 2, 0x80, 0xBF
+    if lead == 0xF0:
+        return 3, 0x90, 0xBF
+    if 0xF1 <= lead <= 0xF3:
+        return 3, 0x80, 0xBF
+    if lead == 0xF4:
+        return 3, 0x80, 0x8F
+    return None  # 80..C1, F5..FF start no sequence
+
+
+def text_of_bytes(b: bytes) -> str:
+    out = []
+    i, n = 0, len(b)
+    while i < n:
+        lead = b[i]
+        if lead < 0x80:
+            out.append(chr(lead))
+            i += 1
+            continue
+        shape = _second_byte_range(lead)
+        if shape is None:
+            out.append("\ufffd")
+            i += 1
+            continue
+        need, lo, hi = shape
+        j = i + 1
+        while j - i - 1 < need and j < n and (lo <= b[j] <= hi if j == i + 1 else 0x80 <= b[j] <= 0xBF):
+            j += 1
+        surrogate = lead == 0xED and j > i + 1 and b[i + 1] >= 0xA0
+        if j - i - 1 == need and not surrogate:
+            cp = lead & (0x7F >> (need + 1))
+            for k in range(i + 1, j):
+                cp = (cp << 6) | (b[k] & 0x3F)
+            out.append(chr(cp))
+        else:
+            out.append("\ufffd")  # one per maximal subpart (an encoded surrogate included)
+        i = j
     return "".join(out)
 
 
@@ -142,6 +195,8 @@ def encode(cell: Any, tree: Any) -> str:
     if tree in ("int8", "int16", "int32", "int64"):
         return str(int(cell))
     if tree == "string":
+        if isinstance(cell, dict):
+            return jstr(text_of_bytes(bytes.fromhex(cell["string_bytes"])))
         return jstr(cell)
     ((_tag, v),) = cell.items()
     if tree in ("float64", "float32"):
@@ -231,12 +286,13 @@ def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = []
     for vector in VECTORS:
-        path = HERE / f"{vector['name']}.json"
+        path = HERE / vector.get("folder", ".") / f"{vector['name']}.json"
         text = render(vector)
         if check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(path.name)
+                stale.append(str(path.relative_to(HERE)))
         else:
+            path.parent.mkdir(exist_ok=True)
             path.write_text(text, encoding="utf-8")
     if stale:
         print("stale vectors (run python tests/vectors/derive.py):", ", ".join(stale))

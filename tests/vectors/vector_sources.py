@@ -19,6 +19,44 @@ def NTZ(x: str) -> dict[str, str]:
     return {"timestamp_ntz": x}
 
 
+def SB(x: str) -> dict[str, str]:
+    """A string value given by its bytes (hex), which need not be UTF-8 (section 4.1)."""
+    return {"string_bytes": x}
+
+
+# Section 4.1's cases, one string value each: invalid, truncated, overlong, surrogate, and valid neighbours.
+_INVALID_UTF8 = [
+    "61FF62",
+    "C3",
+    "E282",
+    "F09F98",
+    "E28241",
+    "80",
+    "808080",
+    "C080",
+    "C1BF",
+    "E08080",
+    "E09F80",
+    "F0808080",
+    "F4908080",
+    "F5808080",
+    "FEFF",
+    "EDA080",
+    "EDBFBF",
+    "EDA080EDB080",
+    "EDA0",
+    "EDA041",
+    "EDA0C3A9",
+    "ED9F",
+    "ED9FBF",
+    "E0A0",
+    "F0908080",
+    "C3A9",
+    "22FF5C0A00",
+    "6180808062",
+]
+
+
 VECTORS = [
     {
         "name": "scalars",
@@ -157,6 +195,52 @@ VECTORS = [
                 D("-999.99"),
             ],
             [D("0.000000000000000001"), None, D("0"), D("-0.0000001000"), D("0"), D("0.01")],
+        ],
+    },
+    {
+        "name": "decimals_small",
+        "description": "small precisions and scale = precision: decimal(1,1), decimal(18,18), 38 fraction digits",
+        "columns": [
+            {"name": "d1_1", "type": "decimal(1,1)"},
+            {"name": "d1_0", "type": "decimal(1,0)"},
+            {"name": "d2_2", "type": "decimal(2,2)"},
+            {"name": "d7_7", "type": "decimal(7,7)"},
+            {"name": "d18_18", "type": "decimal(18,18)"},
+            {"name": "d38_38", "type": "decimal(38,38)"},
+        ],
+        "rows": [
+            [D("0.5"), D("7"), D("-0.01"), D("0.0000001"), D("0"), D("0.12345678901234567890123456789012345678")],
+            [
+                D("-0.9"),
+                D("-9"),
+                D("0.99"),
+                D("0.000001"),
+                D("0.000000000000000001"),
+                D("-0.99999999999999999999999999999999999999"),
+            ],
+            [D("0"), D("0"), D("0"), D("-0.1234567"), D("0.999999999999999999"), D("0")],
+            [D("0.0"), None, D("0.1"), D("0"), D("-0.000001"), D("0.00000000000000000000000000000000000001")],
+        ],
+    },
+    {
+        "name": "invalid_utf8",
+        "folder": "bytes",
+        "description": "string bytes that are not UTF-8 (section 4.1): one U+FFFD per maximal subpart, as Java",
+        "columns": [
+            {"name": "s", "type": "string"},
+            {"name": "m", "type": "map<string,int32>"},
+            {"name": "l", "type": "list<string>"},
+            {"name": "st", "type": 'struct<"t":string>'},
+        ],
+        "rows": [[SB(h), None, None, None] for h in _INVALID_UTF8]
+        + [
+            [
+                "valid",
+                {"map": [[SB("FF"), 3], [SB("EDA080"), 1], ["a", 0], [SB("C3"), 2], [SB("EFBFBD"), None]]},
+                {"list": [SB("61FF"), None, "b", SB("EDB080")]},
+                {"struct": {"t": SB("E282")}},
+            ],
+            [None, {"map": [[SB("E2"), 1], ["\ufffe", 2]]}, {"list": []}, {"struct": {"t": None}}],
         ],
     },
     {

@@ -13,9 +13,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ubunye.exceptions import HashError
+from ubunye.hashing.dictionaries import decode_dictionary
 from ubunye.hashing.numbers import format_decimals, format_floats
 from ubunye.hashing.temporal import format_dates, format_timestamps
-from ubunye.hashing.text import escaped, json_string, json_strings
+from ubunye.hashing.text import as_text, escaped, json_string, json_strings
 
 _SKIP_NULLS = pc.JoinOptions(null_handling="replace", null_replacement="")
 
@@ -76,7 +77,7 @@ def _list(arr: pa.Array, path: str) -> pa.Array:
 def _key_text(keys: pa.Array, path: str) -> pa.Array:
     """Map key text (section 6): the key's canonical JSON, unquoted when it is a JSON string."""
     if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type) or pa.types.is_string_view(keys.type):
-        return keys.cast(pa.string())
+        return as_text(keys)  # invalid UTF-8 read as section 4.1 says, before the keys are sorted
     enc = encode_array(keys, path)
     # Non-string keys that encode as JSON strings (binary, date, timestamps, NaN) hold no escapes.
     quoted = pc.starts_with(enc, '"')
@@ -120,7 +121,7 @@ def encode_array(arr: pa.Array, path: str) -> pa.Array:
     """
     t = arr.type
     if pa.types.is_dictionary(t):
-        return encode_array(arr.dictionary_decode(), path)
+        return encode_array(decode_dictionary(arr, path), path)
     if pa.types.is_boolean(t):
         return pc.if_else(arr, "true", "false")
     if pa.types.is_integer(t):
@@ -130,7 +131,7 @@ def encode_array(arr: pa.Array, path: str) -> pa.Array:
     if pa.types.is_decimal(t):
         return format_decimals(arr)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return json_strings(arr.cast(pa.string()))
+        return json_strings(as_text(arr))
     if (
         pa.types.is_binary(t)
         or pa.types.is_large_binary(t)
@@ -156,7 +157,7 @@ def encode_batch(batch: pa.RecordBatch) -> pa.Array:
     for i in range(batch.num_columns):
         column, t = batch.column(i), batch.schema.types[i]
         if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-            values.append(escaped(column.cast(pa.string())))  # quoted by the row join below
+            values.append(escaped(as_text(column)))  # quoted by the row join below
             quoted.add(i)
         else:
             values.append(encode_array(column, batch.schema.names[i]))

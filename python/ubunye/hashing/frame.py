@@ -11,6 +11,7 @@ from ubunye.exceptions import HashError
 from ubunye.hashing.digest import FrameHash, add_sums, finish, sum_lines
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.port import is_rows_frame, port_to_arrow
+from ubunye.hashing.stream import stream_to_arrow
 from ubunye.hashing.types import schema_string
 
 # Rows per encoded batch: bounds peak memory (lines live one batch at a time) without per-batch overhead mattering.
@@ -38,7 +39,7 @@ def to_arrow(frame: Any) -> pa.Table:
 
         return pandas_to_arrow(frame)
     if hasattr(frame, "__arrow_c_stream__"):
-        return pa.table(frame)
+        return stream_to_arrow(frame)  # a column Arrow cannot import is a section-11 error naming it
     if is_rows_frame(frame):
         return port_to_arrow(frame)
     msg = (

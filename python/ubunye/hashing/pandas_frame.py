@@ -23,8 +23,11 @@ def _fail(name: str, dtype: object, why: str) -> HashError:
 
 
 def _decimal_type(values: list[decimal.Decimal], name: str) -> pa.DataType:
+    """Section 7: with n coefficient digits and exponent e, a value has max(-e, 0) fraction digits and
+    max(n + e, 0) integer digits; s is the most fraction digits, p the most integer digits plus s (pyarrow's
+    inference: Decimal("0.5") is decimal(1,1), Decimal("0E-18") decimal(18,18), Decimal("0") decimal(1,0))."""
     scale = 0
-    int_digits = 1
+    int_digits = 0  # "0.5" has none; "0" has one (its coefficient digit), so p >= 1 always
     for v in values:
         if not v.is_finite():
             raise _fail(name, "object", f"Decimal {v} is not a finite number")
@@ -35,7 +38,11 @@ def _decimal_type(values: list[decimal.Decimal], name: str) -> pa.DataType:
         int_digits = max(int_digits, whole)
     precision = int_digits + scale
     if precision > 38:
-        raise _fail(name, "object", f"its Decimals need precision {precision} > 38")
+        msg = (
+            f"its Decimals need decimal({precision},{scale}) ({int_digits} integer and {scale} fraction digits), "
+            "above rows-v1's precision 38"
+        )
+        raise _fail(name, "object", msg)
     return pa.decimal128(max(precision, 1), scale)
 
 

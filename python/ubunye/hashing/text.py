@@ -1,6 +1,8 @@
-"""Strings as rows-v1 writes them: Jackson's escaping, section 4 of docs/rows-v1.md."""
+"""Strings as rows-v1 writes them: Jackson's escaping and the reading of invalid UTF-8, section 4 of docs/rows-v1.md."""
 
 from __future__ import annotations
+
+import codecs
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -9,6 +11,68 @@ _SHORT = {0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"}
 # U+0000..U+001F: the five short escapes, the rest \u00XX with UPPER-case hex (Jackson, unlike Python's json).
 _CONTROL = {chr(c): _SHORT.get(c, f"\\u{c:04X}") for c in range(0x20)}
 _TABLE = str.maketrans({'"': '\\"', "\\": "\\\\", **_CONTROL})
+
+# A whole value of well-formed UTF-8 (Unicode Table 3-7). Arrow matches binary arrays byte by byte (RE2 in
+# Latin-1 mode), so this tells, per value and in C, which values hold an invalid sequence.
+_WELL_FORMED = (
+    r"^(?:[\x00-\x7F]|[\xC2-\xDF][\x80-\xBF]|\xE0[\xA0-\xBF][\x80-\xBF]|[\xE1-\xEC\xEE\xEF][\x80-\xBF]{2}"
+    r"|\xED[\x80-\x9F][\x80-\xBF]|\xF0[\x90-\xBF][\x80-\xBF]{2}|[\xF1-\xF3][\x80-\xBF]{3}|\xF4[\x80-\x8F][\x80-\xBF]{2})*$"
+)
+_REPLACE_AS_JAVA = "ubunye-rows-v1-replace"
+
+
+def _replace_as_java(exc: UnicodeError) -> tuple[str, int]:
+    """One U+FFFD per malformed sequence, counted as Java's UTF-8 decoder counts them (section 4).
+
+    Python reports each maximal subpart (Unicode's recommended practice), which is Java's count too except for
+    an encoded surrogate: Java reads ED A0..BF and a following continuation byte as ONE malformed sequence,
+    Python as up to three (measured on JDK 17 and 25: ED A0 80 is one U+FFFD in Java, three in Python).
+    """
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    b, i = exc.object, exc.start
+    if b[i] == 0xED and i + 1 < len(b) and 0xA0 <= b[i + 1] <= 0xBF:
+        end = i + 3 if i + 2 < len(b) and 0x80 <= b[i + 2] <= 0xBF else i + 2
+        return "\ufffd", end
+    return "\ufffd", exc.end
+
+
+codecs.register_error(_REPLACE_AS_JAVA, _replace_as_java)
+
+
+def decode_text(value: bytes) -> str:
+    """The text of a string value's bytes (section 4): UTF-8, each malformed sequence one U+FFFD as in Java.
+
+    Example:
+        >>> [decode_text(b) for b in (b"a\\xffb", b"\\xe2\\x82", b"\\xed\\xa0\\x80", b"\\xe0\\x80\\x80")]
+        ['a\\ufffdb', '\\ufffd', '\\ufffd', '\\ufffd\\ufffd\\ufffd']
+    """
+    return value.decode("utf-8", _REPLACE_AS_JAVA)
+
+
+def as_text(arr: pa.Array) -> pa.Array:
+    """A string, large_string or string_view array as a ``string`` array of valid UTF-8 (section 4).
+
+    Arrow strings can hold bytes that are not UTF-8 (Spark's toArrow and mapInArrow hand over what a cast from
+    binary left; an unchecked cast makes them too). Such a value is replaced by its text as Java reads it,
+    which is what the JVM prints and hashes; valid values are passed through untouched. One validation of the
+    whole array decides (the common case: nothing to repair); only the invalid values go through Python.
+
+    Example:
+        >>> bad = pa.array([b"ok", b"a\\xffb", None], pa.binary()).cast(pa.string(), safe=False)
+        >>> as_text(bad).to_pylist()
+        ['ok', 'a\\ufffdb', None]
+    """
+    text = arr if arr.type == pa.string() else arr.cast(pa.string())
+    try:
+        text.validate(full=True)
+        return text
+    except pa.ArrowInvalid:
+        pass
+    raw = text.cast(pa.binary())
+    invalid = pc.invert(pc.fill_null(pc.match_substring_regex(raw, _WELL_FORMED), True))
+    repaired = [decode_text(v) for v in pc.filter(raw, invalid).to_pylist()]
+    return pc.replace_with_mask(text, invalid, pa.array(repaired, pa.string()))
 
 
 def json_string(s: str) -> str:
@@ -22,12 +86,12 @@ def json_string(s: str) -> str:
 
 
 def json_strings(arr: pa.Array) -> pa.Array:
-    """Vectorised ``json_string`` over an Arrow string array; nulls stay null."""
+    """Vectorised ``json_string`` over an Arrow string array (already ``as_text``); nulls stay null."""
     return pc.binary_join_element_wise('"', escaped(arr), '"', "")
 
 
 def escaped(arr: pa.Array) -> pa.Array:
-    """The string array escaped as section 4 says, without the quotes; nulls stay null."""
+    """The string array (already ``as_text``) escaped as section 4 says, without the quotes; nulls stay null."""
     if not pc.any(pc.match_substring_regex(arr, r'["\\\x00-\x1f]')).as_py():
         return arr  # the common case: nothing to escape
     s = pc.replace_substring(arr, "\\", "\\\\")

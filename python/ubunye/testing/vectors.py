@@ -35,6 +35,8 @@ def cell_value(cell: Any, tree: TypeTree) -> Any:
         return decimal.Decimal(v)
     if tag == "base64":
         return base64.b64decode(v)
+    if tag == "string_bytes":
+        return bytes.fromhex(v)  # a string's bytes, maybe not UTF-8: built through binary (Vector.arrow)
     if tag == "date":
         return dt.date.fromisoformat(v)
     if tag == "timestamp":
@@ -61,19 +63,46 @@ class Vector:
     expected: dict[str, Any]
 
     def arrow(self) -> pa.Table:
-        """The vector's table as Arrow (timestamps as UTC microseconds, dates as date32)."""
+        """The vector's table as Arrow (timestamps as UTC microseconds, dates as date32).
+
+        A column holding ``string_bytes`` cells is built with binary in place of its strings, then cast to its
+        type without UTF-8 validation: Arrow strings can hold such bytes, as Spark's do (section 4.1).
+        """
         trees = [parse_type(t) for _, t in self.columns]
-        arrays = [
-            pa.array([cell_value(row[i], trees[i]) for row in self.rows], arrow_type(trees[i]))
-            for i in range(len(self.columns))
-        ]
+        arrays = []
+        for i, tree in enumerate(trees):
+            cells = [row[i] for row in self.rows]
+            values = [cell_value(c, tree) for c in cells]
+            if any(_has_bytes(c) for c in cells):
+                arrays.append(pa.array(values, arrow_type(_strings_as_binary(tree))).cast(arrow_type(tree), safe=False))
+            else:
+                arrays.append(pa.array(values, arrow_type(tree)))
         return pa.Table.from_arrays(
             arrays, schema=pa.schema([(n, a.type) for (n, _), a in zip(self.columns, arrays, strict=True)])
         )
 
 
+def _has_bytes(cell: Any) -> bool:
+    if isinstance(cell, dict):
+        return "string_bytes" in cell or any(_has_bytes(v) for v in cell.values())
+    if isinstance(cell, list):
+        return any(_has_bytes(v) for v in cell)
+    return False
+
+
+def _strings_as_binary(tree: TypeTree) -> TypeTree:
+    if tree == "string":
+        return "binary"
+    if isinstance(tree, str) or tree[0] == "decimal":
+        return tree
+    if tree[0] == "struct":
+        return ("struct", tuple((n, _strings_as_binary(t)) for n, t in tree[1]))
+    return (tree[0], *(_strings_as_binary(t) for t in tree[1:]))
+
+
 def load_vectors(folder: Path) -> list[Vector]:
-    """Every ``*.json`` vector in a folder, sorted by file name."""
+    """Every ``*.json`` vector in a folder, sorted by file name (``folder / "bytes"`` holds the vectors whose
+    strings are not all UTF-8: only engines whose strings can hold such bytes build them, section 10)."""
     out = []
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -84,6 +84,20 @@ class CanonicalLineSuite extends AnyFunSuite {
     assert(one(StringType, UTF8String.fromBytes(Array[Byte]('a', 0xff.toByte))) == "\"a\uFFFD\"")
   }
 
+  test("invalid UTF-8: one U+FFFD per maximal subpart, an encoded surrogate is one (section 4.1)") {
+    def bytes(hex: String) = UTF8String.fromBytes(hex.grouped(2).map(Integer.parseInt(_, 16).toByte).toArray)
+    val r = "\uFFFD"
+    val table = Seq(
+      "61FF62" -> s"a${r}b", "C3" -> r, "E282" -> r, "E28241" -> s"${r}A", "808080" -> r * 3, "C080" -> r * 2,
+      "E08080" -> r * 3, "F0808080" -> r * 4, "F4908080" -> r * 4, "F0908080" -> "\uD800\uDC00",
+      // Unlike Unicode's recommended practice (Python, WHATWG, UTF8String.makeValid: three U+FFFD for ED A0 80).
+      "EDA080" -> r, "EDBFBF" -> r, "EDA080EDB080" -> r * 2, "EDA0" -> r, "EDA041" -> s"${r}A")
+    for ((hex, text) <- table) assert(one(StringType, bytes(hex)) == "\"" + text + "\"", hex)
+    // Map keys are read the same way before they are sorted; equal key texts are ordered by value.
+    val keys = map(bytes("EDA080") -> 3, s("a") -> 0, bytes("C3") -> 2)
+    assert(one(MapType(StringType, IntegerType), keys) == s"""{"a":0,"$r":2,"$r":3}""")
+  }
+
   test("binary, dates, timestamps") {
     assert(one(BinaryType, Array[Byte](0, 1, 0xff.toByte)) == "\"AAH/\"")
     assert(one(BinaryType, Array.emptyByteArray) == "\"\"")

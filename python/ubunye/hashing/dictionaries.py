@@ -1,0 +1,58 @@
+"""Dictionary arrays hashed as their values (docs/rows-v1.md section 7): a pandas ``category``, a polars
+``Categorical`` or ``Enum``, any Arrow ``dictionary<indices, values>``.
+
+Arrow's own decoding (``take`` on the dictionary) has no kernel for the view types polars exports
+(``string_view``, ``binary_view``), so the dictionary is first cast to the equivalent type without views.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ubunye.exceptions import HashError
+
+
+def _without_views(t: pa.DataType) -> pa.DataType:
+    """``t`` with ``string_view``/``binary_view`` replaced by ``large_string``/``large_binary``, at any depth.
+
+    List views are left as they are: Arrow casts them neither to lists reliably nor with a changed value type,
+    and a dictionary of them that ``take`` cannot decode is refused (naming the column) rather than guessed.
+    """
+    if pa.types.is_string_view(t):
+        return pa.large_string()
+    if pa.types.is_binary_view(t):
+        return pa.large_binary()
+    if pa.types.is_list(t):
+        return pa.list_(pa.field(t.value_field.name, _without_views(t.value_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(pa.field(t.value_field.name, _without_views(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(pa.field(t.value_field.name, _without_views(t.value_type)), t.list_size)
+    if pa.types.is_map(t):
+        return pa.map_(_without_views(t.key_type), _without_views(t.item_type))
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_without_views(t.field(i).type)) for i in range(t.num_fields)])
+    return t
+
+
+def decode_dictionary(arr: pa.DictionaryArray, path: str) -> pa.Array:
+    """The values a dictionary array stands for, row by row (nulls where the index is null).
+
+    The value type was accepted by ``types.type_name`` already; an Arrow failure here still names the column.
+
+    Example:
+        >>> values = pa.array(["a", "b"], pa.string_view())
+        >>> d = pa.DictionaryArray.from_arrays(pa.array([1, None, 0], pa.uint32()), values)
+        >>> decode_dictionary(d, "c").to_pylist()
+        ['b', None, 'a']
+    """
+    try:
+        values = arr.dictionary
+        plain = _without_views(values.type)
+        if plain != values.type:
+            values = values.cast(plain)
+        return pa.DictionaryArray.from_arrays(arr.indices, values).dictionary_decode()
+    except pa.ArrowException as exc:  # no kernel for a type, a broken dictionary: say which column
+        where = f"column {path!r}" if "." not in path and "[" not in path and "{" not in path else f"field {path!r}"
+        msg = f"rows-v1 cannot hash {where} of type {arr.type}: Arrow cannot decode its dictionary ({exc}) "
+        raise HashError(msg + "(docs/rows-v1.md sections 7 and 11)") from exc

@@ -1,0 +1,89 @@
+"""Dictionary arrays hash as their values (docs/rows-v1.md section 7): pandas category, polars Categorical and
+Enum (dictionaries of string_view, which Arrow's take cannot decode), any Arrow dictionary."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from ubunye.exceptions import HashError
+from ubunye.hashing import canonical_lines, hash_frame
+from ubunye.hashing.dictionaries import decode_dictionary
+
+WORDS = ["b", "a", None, "b", 'q"é😀']
+
+
+def _dictionary(index_type: pa.DataType, value_type: pa.DataType) -> pa.DictionaryArray:
+    categories = ["a", "b", 'q"é😀', "unused"]
+    indices = [None if w is None else categories.index(w) for w in WORDS]
+    return pa.DictionaryArray.from_arrays(pa.array(indices, index_type), pa.array(categories, value_type))
+
+
+def _plain() -> pa.Table:
+    return pa.table({"c": pa.array(WORDS, pa.string())})
+
+
+@pytest.mark.parametrize("index_type", [pa.int8(), pa.int32(), pa.uint32()])
+@pytest.mark.parametrize("value_type", [pa.string(), pa.large_string(), pa.string_view()])
+def test_arrow_dictionaries_hash_as_their_values(index_type, value_type):
+    table = pa.table({"c": _dictionary(index_type, value_type)})
+    assert canonical_lines(table) == canonical_lines(_plain())
+    assert hash_frame(table) == hash_frame(_plain())
+
+
+def test_polars_categorical_and_enum_hash_as_plain_strings():
+    pl = pytest.importorskip("polars")
+    frame = pl.DataFrame(
+        {
+            "cat": pl.Series(WORDS, dtype=pl.Categorical),
+            "enum": pl.Series(WORDS, dtype=pl.Enum(["a", "b", 'q"é😀', "unused"])),
+            "plain": pl.Series(WORDS, dtype=pl.String),
+        }
+    )
+    exported = pa.table(frame)
+    assert pa.types.is_dictionary(exported.schema.field("cat").type)
+    assert pa.types.is_string_view(exported.schema.field("enum").type.value_type)
+    want = pa.table({"cat": WORDS, "enum": WORDS, "plain": WORDS})
+    assert canonical_lines(frame) == canonical_lines(want)
+    assert hash_frame(frame) == hash_frame(want)
+    assert hash_frame(frame.select("cat")).schema == 'struct<"cat":string>'
+
+
+def test_dictionaries_inside_nested_types_and_slices():
+    d = _dictionary(pa.int32(), pa.string_view())
+    lists = pa.ListArray.from_arrays(pa.array([0, 2, 5], pa.int32()), d)
+    table = pa.table({"l": lists, "st": pa.StructArray.from_arrays([d.slice(3, 2)], names=["x"])})
+    want = pa.table(
+        {
+            "l": pa.array([WORDS[:2], WORDS[2:]], pa.list_(pa.string())),
+            "st": pa.array([{"x": w} for w in WORDS[3:]], pa.struct([("x", pa.string())])),
+        }
+    )
+    assert canonical_lines(table) == canonical_lines(want)
+    assert canonical_lines(pa.table({"c": _dictionary(pa.int8(), pa.string_view()).slice(2)})) == [
+        "{}",
+        '{"c":"b"}',
+        '{"c":"q\\"é😀"}',
+    ]
+
+
+def test_dictionary_of_binary_view_and_struct_of_views():
+    values = pa.array([{"s": "x", "b": b"\x00\xff"}], pa.struct([("s", pa.string_view()), ("b", pa.binary_view())]))
+    d = pa.DictionaryArray.from_arrays(pa.array([0, None, 0], pa.int16()), values)
+    assert canonical_lines(pa.table({"c": d})) == ['{"c":{"b":"AP8=","s":"x"}}', "{}", '{"c":{"b":"AP8=","s":"x"}}']
+
+
+def test_a_dictionary_arrow_cannot_decode_names_the_column():
+    # Every rows-v1 value type decodes; a broken dictionary (an index past its end) still fails naming the column.
+    bad = pa.DictionaryArray.from_arrays(pa.array([0, 7], pa.int32()), pa.array(["a"], pa.string_view()), safe=False)
+    with pytest.raises(HashError, match=r"column 'cat' of type dictionary<values=string_view") as info:
+        hash_frame(pa.table({"cat": bad}))
+    assert "section" in str(info.value)
+    with pytest.raises(HashError, match=r"field 'st\.x' of type dictionary"):
+        decode_dictionary(bad, "st.x")
+
+
+def test_dictionary_of_a_non_rows_v1_type_names_the_column():
+    d = pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()), pa.array([1], pa.uint16()))
+    with pytest.raises(HashError, match=r"column 'u' of type uint16"):
+        hash_frame(pa.table({"u": d}))
