@@ -21,7 +21,8 @@ from ubunye.engines import Engine, get_engine, location
 from ubunye.exceptions import ConfigError, ExpectationError, TaskError, UbunyeError
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing
 from ubunye.lineage.recorder import LineageRecorder
-from ubunye.lineage.redact import redact_url
+from ubunye.lineage.redact import mask_text, remember_secrets
+from ubunye.lineage.secrets import secret_values
 from ubunye.monitors import call_monitor
 from ubunye.task import load_task_class
 
@@ -162,7 +163,7 @@ def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
     error = None
     if failure is not None:
         stage = "expectations" if isinstance(failure, ExpectationError) else run.stage
-        error = ErrorInfo(type(failure).__name__, str(failure), stage, run.name)
+        error = ErrorInfo(mask_text(type(failure).__name__), mask_text(str(failure)), stage, run.name)
     evidence = {
         "context": ctx,
         "run_id": ctx.run_id,
@@ -182,7 +183,7 @@ def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
     result = RunResult(ctx.run_id, status, produced if status == "success" else {}, path, error, ctx)
     if failure is not None:
         where = f" (record: {path})" if path else ""
-        msg = redact_url(f"task {ctx.usecase}/{ctx.package}/{ctx.task} failed in {error.stage}: {failure}{where}")
+        msg = mask_text(f"task {ctx.usecase}/{ctx.package}/{ctx.task} failed in {error.stage}: {failure}{where}")
         exc_type = ExpectationError if isinstance(failure, ExpectationError) else TaskError
         new = exc_type(msg)
         new.result = result  # type: ignore[attr-defined]
@@ -235,6 +236,7 @@ def prepare(
         raise ConfigError(msg)
     usecase_dir, usecase, package, task = task_identity(task_dir)
     cfg = load_config(task_dir, dt=dt, dtf=dtf, mode=mode)
+    remember_secrets(secret_values(cfg.rendered, cfg.env_used))
     if engine is None or isinstance(engine, str):
         engine = get_engine(engine or cfg.backend, cfg.spark_conf, spark=spark)
     return RunContext(
@@ -300,6 +302,7 @@ def run_pipeline(
         engine = kwargs.get("engine")
         if engine is None or isinstance(engine, str):
             cfg = load_config(task_dir, dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))
+            remember_secrets(secret_values(cfg.rendered, cfg.env_used))
             backend = engine or cfg.backend
             if backend not in engines:
                 engines[backend] = get_engine(backend, cfg.spark_conf, spark=kwargs.get("spark"))

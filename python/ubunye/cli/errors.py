@@ -1,14 +1,24 @@
-"""Domain errors become one line on stderr and exit code 2; ``--debug`` shows the traceback instead."""
+"""Domain errors become one line on stderr and exit code 2; ``--debug`` shows the traceback instead.
+
+Every ``error:`` line, and every warning Python prints, goes through :func:`ubunye.lineage.redact.mask_text`
+(importing ``ubunye.lineage.redact`` also masks the ``ubunye`` logger).
+
+Example:
+    >>> error_line(ValueError("cannot open postgresql://app:pa@ss@db/x   (timeout)"))
+    'error: cannot open postgresql://app:***@db/x (timeout)'
+"""
 
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
 
 from ubunye.exceptions import UbunyeError
+from ubunye.lineage.redact import mask_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,6 +39,36 @@ def is_debug() -> bool:
     return _STATE["debug"]
 
 
+def error_line(exc: BaseException) -> str:
+    """The one ``error: ...`` line for an exception: secrets masked, then whitespace collapsed.
+
+    Masked before collapsing: a YAML error quotes the config line (``password: x``) on a line of its own, and
+    that line is recognisable only while it is one.
+    """
+    return f"error: {' '.join(mask_text(str(exc)).split())}"
+
+
+def _masked_formatwarning(original: Callable[..., str]) -> Callable[..., str]:
+    @functools.wraps(original)
+    def formatwarning(message: Any, *args: Any, **kwargs: Any) -> str:
+        return mask_text(original(message, *args, **kwargs))
+
+    formatwarning.__ubunye_masked__ = True  # type: ignore[attr-defined]
+    return formatwarning
+
+
+def install_warning_mask() -> None:
+    """Mask the warnings Python prints on stderr (a library warning may quote a URL with its password).
+
+    Done once when the CLI is imported: the CLI owns its process; a library must not change a notebook's.
+    """
+    if not getattr(warnings.formatwarning, "__ubunye_masked__", False):
+        warnings.formatwarning = _masked_formatwarning(warnings.formatwarning)
+
+
+install_warning_mask()
+
+
 def domain_errors(func: F) -> F:
     """Decorate a command: an UbunyeError prints ``error: <message>`` on stderr and exits 2."""
 
@@ -39,7 +79,7 @@ def domain_errors(func: F) -> F:
         except UbunyeError as exc:
             if is_debug():
                 raise
-            typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+            typer.echo(error_line(exc), err=True)
             raise typer.Exit(DOMAIN_ERROR) from None
 
     return wrapper  # type: ignore[return-value]

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
-
 from ubunye.config.model import IOConfig, MonitorConfig, TaskConfig, build
-from ubunye.config.template import render_tree, template_variables
+from ubunye.config.template import render_tree, template_variables, used_env
+from ubunye.config.yamlfile import read_yaml
 from ubunye.exceptions import ConfigError
 
 CONFIG_FILE = "config.yaml"
@@ -28,9 +27,14 @@ def load_config(
 ) -> TaskConfig:
     """Read, render and validate one config.yaml (a task folder is accepted too).
 
+    Config is data: strict YAML (no duplicate keys, bounded aliases, string keys, UTF-8), templates rendered in
+    Jinja's sandbox, and every value type-checked, never coerced. ``TaskConfig.env_used`` lists the environment
+    variables the templates read.
+
     Raises:
-        ConfigError: the file is missing or not YAML, a template variable is undefined, or a key is unknown or
-            invalid. The message starts with the file's path and names the key.
+        ConfigError: the file is missing or not YAML, a template fails or is undefined or tries to reach Python
+            internals, a template variable cannot build a path, or a key is unknown or invalid. The message starts
+            with the file's path and names the key.
     """
     path = Path(path)
     if path.is_dir():
@@ -38,18 +42,15 @@ def load_config(
     if not path.is_file():
         msg = f"{path}: no such config file"
         raise ConfigError(msg)
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        msg = f"{path}: not valid YAML: {exc}"
-        raise ConfigError(msg) from exc
+    doc = read_yaml(path)
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
         msg = f"{path}: expected a mapping at the top (MODEL, VERSION, ENGINE, CONFIG)"
         raise ConfigError(msg)
-    rendered = render_tree(doc, template_variables(dt, dtf, mode, env), str(path) + ":")
-    return build(path, rendered, mode)
+    variables = template_variables(dt, dtf, mode, env)
+    rendered = render_tree(doc, variables, str(path))
+    return build(path, rendered, mode, env_used=used_env(variables))
 
 
 __all__ = ["CONFIG_FILE", "ConfigError", "IOConfig", "MonitorConfig", "TaskConfig", "load_config"]

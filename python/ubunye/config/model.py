@@ -1,13 +1,21 @@
-"""The shape of a task's config.yaml, validated key by key."""
+"""The shape of a task's config.yaml, validated key by key and strictly: a wrong type is an error, never coerced.
+
+Example:
+    >>> build(Path("c.yaml"), {"CONFIG": {"outputs": {"o": {"format": "csv", "path": 3}}}})
+    Traceback (most recent call last):
+    ubunye.exceptions.ConfigError: c.yaml: CONFIG.outputs.o.path: expected a string, got integer
+"""
 
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ubunye.exceptions import ConfigError
+from ubunye.config import checks as check
 
 log = logging.getLogger("ubunye")
 
@@ -22,13 +30,19 @@ _ENGINE = {"backend", "spark_conf", "profiles"}
 _PROFILE = {"backend", "spark_conf"}
 _CONFIG = {"inputs", "outputs", "transform", "expectations", "monitors"}
 _IO = {"format", "path", "table", "mode", "options", "storage_options", "version", "timestamp", "partition_by"}
+_IO |= {"allow_empty"}
 _TRANSFORM = {"type", "query", "params"}
 _LINEAGE = {"hash_inputs", "sample_fraction"}
+# A dataset name becomes a SQL view name and a record name: nothing that needs quoting.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 @dataclass(frozen=True)
 class IOConfig:
-    """One input or output: a ``path`` (relative to the usecase_dir, or a URL) or a catalog ``table``."""
+    """One input or output: a ``path`` (relative to the usecase_dir, or a URL) or a catalog ``table``.
+
+    ``allow_empty`` (inputs only): a folder with no data files reads as an empty table instead of failing.
+    """
 
     name: str
     format: str | None = None
@@ -40,6 +54,7 @@ class IOConfig:
     version: int | None = None
     timestamp: str | None = None
     partition_by: list[str] = field(default_factory=list)
+    allow_empty: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,7 +76,7 @@ class MonitorConfig:
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """A loaded, rendered and validated config.yaml."""
+    """A loaded, rendered and validated config.yaml; ``env_used``: the environment variables its templates read."""
 
     path: Path
     model: str
@@ -74,75 +89,62 @@ class TaskConfig:
     expectations: list[Expectations]
     monitors: list[MonitorConfig]
     rendered: dict[str, Any]
-
-
-def _fail(path: Path, key: str, problem: str) -> ConfigError:
-    return ConfigError(f"{path}: {key}: {problem}")
-
-
-def _mapping(path: Path, key: str, value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise _fail(path, key, f"expected a mapping, got {type(value).__name__}")
-    return value
-
-
-def _known(path: Path, key: str, value: dict[str, Any], allowed: set[str]) -> None:
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise _fail(
-            path, f"{key}.{unknown[0]}" if key else unknown[0], f"unknown key (allowed: {', '.join(sorted(allowed))})"
-        )
+    env_used: dict[str, str] = field(default_factory=dict)
 
 
 def _io(path: Path, key: str, name: str, raw: Any, output: bool) -> IOConfig:
-    value = _mapping(path, key, raw)
-    _known(path, key, value, _IO)
+    if not (isinstance(name, str) and _NAME.fullmatch(name)):
+        raise check.fail(path, key, "a dataset name is letters, digits and _, not starting with a digit, at most 128")
+    value = check.mapping(path, key, raw)
+    if output and "allow_empty" in value:
+        raise check.fail(path, f"{key}.allow_empty", "only inputs may be allowed to be empty")
+    check.known(path, key, value, _IO)
     if ("path" in value) == ("table" in value):
-        raise _fail(path, key, "give exactly one of 'path' or 'table'")
-    fmt = value.get("format")
-    if fmt is None and "path" in value:
-        raise _fail(path, f"{key}.format", f"required with a path (one of {', '.join(FORMATS)})")
-    if fmt is not None and fmt not in FORMATS:
-        raise _fail(path, f"{key}.format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
-    mode = value.get("mode", "overwrite")
-    if mode not in WRITE_MODES:
-        raise _fail(path, f"{key}.mode", f"{mode!r} is not one of {', '.join(WRITE_MODES)}")
+        raise check.fail(path, key, "give exactly one of 'path' or 'table'")
+    fmt = None if "format" not in value else check.string(path, f"{key}.format", value["format"], FORMATS)
+    location = None
+    if "path" in value:
+        location = check.string(path, f"{key}.path", value["path"])
+        if fmt is None:
+            raise check.fail(path, f"{key}.format", f"required with a path (one of {', '.join(FORMATS)})")
+        if any(ord(c) < 32 or ord(c) == 127 for c in location):
+            raise check.fail(path, f"{key}.path", "contains a control character")
+    table = None if "table" not in value else check.string(path, f"{key}.table", value["table"])
     if not output and "mode" in value:
-        raise _fail(path, f"{key}.mode", "only outputs have a write mode")
-    if ("version" in value or "timestamp" in value) and (output or (fmt != "delta" and "table" not in value)):
-        raise _fail(path, key, "version/timestamp (time travel) apply to delta inputs only")
+        raise check.fail(path, f"{key}.mode", "only outputs have a write mode")
+    mode = check.string(path, f"{key}.mode", value.get("mode", "overwrite"), WRITE_MODES)
+    if ("version" in value or "timestamp" in value) and (output or (fmt != "delta" and table is None)):
+        raise check.fail(path, key, "version/timestamp (time travel) apply to delta inputs only")
     if "version" in value and "timestamp" in value:
-        raise _fail(path, key, "give version or timestamp, not both")
-    version = value.get("version")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-        raise _fail(path, f"{key}.version", f"expected an integer, got {version!r}")
+        raise check.fail(path, key, "give version or timestamp, not both")
+    version = None if "version" not in value else check.integer(path, f"{key}.version", value["version"])
+    timestamp = None if "timestamp" not in value else check.timestamp(path, f"{key}.timestamp", value["timestamp"])
     parts = value.get("partition_by", [])
-    if isinstance(parts, str):
-        parts = [parts]
+    parts = [check.string(path, f"{key}.partition_by", parts)] if isinstance(parts, str) else parts
     return IOConfig(
         name=name,
         format=fmt,
-        path=None if value.get("path") is None else str(value["path"]),
-        table=value.get("table"),
+        path=location,
+        table=table,
         mode=mode,
-        options=_mapping(path, f"{key}.options", value.get("options")),
-        storage_options=_mapping(path, f"{key}.storage_options", value.get("storage_options")),
+        options=check.scalars(path, f"{key}.options", value.get("options")),
+        # A mapping whose values are left as written: fsspec takes nested ones (client_kwargs, headers).
+        storage_options=check.mapping(path, f"{key}.storage_options", value.get("storage_options")),
         version=version,
-        timestamp=None if value.get("timestamp") is None else str(value["timestamp"]),
-        partition_by=list(parts),
+        timestamp=timestamp,
+        partition_by=check.strings(path, f"{key}.partition_by", parts),
+        allow_empty=check.boolean(path, f"{key}.allow_empty", value.get("allow_empty", False)),
     )
 
 
 def _expectations(path: Path, raw: Any, inputs: dict, outputs: dict) -> list[Expectations]:
     out = []
-    for name, rules in _mapping(path, "CONFIG.expectations", raw).items():
+    for name, rules in check.mapping(path, "CONFIG.expectations", raw).items():
         key = f"CONFIG.expectations.{name}"
         if name.startswith(("inputs.", "outputs.")):
             target = name
         elif name in outputs and name in inputs:
-            raise _fail(
+            raise check.fail(
                 path, key, f"{name!r} is both an input and an output: write 'inputs.{name}' or 'outputs.{name}'"
             )
         elif name in outputs:
@@ -150,15 +152,13 @@ def _expectations(path: Path, raw: Any, inputs: dict, outputs: dict) -> list[Exp
         elif name in inputs:
             target = f"inputs.{name}"
         else:
-            raise _fail(path, key, "names no configured input or output")
+            raise check.fail(path, key, "names no configured input or output")
         side, _, short = target.partition(".")
         if short not in (inputs if side == "inputs" else outputs):
-            raise _fail(path, key, f"no {side[:-1]} named {short!r}")
-        rules = dict(_mapping(path, key, rules))
-        severity = rules.pop("severity", "error")
-        if severity not in SEVERITIES:
-            raise _fail(path, f"{key}.severity", f"{severity!r} is not one of {', '.join(SEVERITIES)}")
-        _known(path, key, rules, set(RULES))
+            raise check.fail(path, key, f"no {side[:-1]} named {short!r}")
+        rules = dict(check.mapping(path, key, rules))
+        severity = check.string(path, f"{key}.severity", rules.pop("severity", "error"), SEVERITIES)
+        check.known(path, key, rules, set(RULES))
         _check_rules(path, key, rules)
         out.append(Expectations(target, rules, severity))
     return out
@@ -166,95 +166,133 @@ def _expectations(path: Path, raw: Any, inputs: dict, outputs: dict) -> list[Exp
 
 def _check_rules(path: Path, key: str, rules: dict[str, Any]) -> None:
     if "row_count" in rules:
-        rc = _mapping(path, f"{key}.row_count", rules["row_count"])
-        _known(path, f"{key}.row_count", rc, {"min", "max"})
-    for rule in ("not_null", "unique"):
-        if rule in rules and not isinstance(rules[rule], list):
-            raise _fail(path, f"{key}.{rule}", "expected a list of column names")
+        rc = check.mapping(path, f"{key}.row_count", rules["row_count"])
+        check.known(path, f"{key}.row_count", rc, {"min", "max"})
+        bounds = {k: check.integer(path, f"{key}.row_count.{k}", v) for k, v in rc.items()}
+        if bounds.get("min", 0) > bounds.get("max", bounds.get("min", 0)):
+            raise check.fail(path, f"{key}.row_count", f"min {bounds['min']} is above max {bounds['max']}")
+    if "not_null" in rules:
+        check.strings(path, f"{key}.not_null", rules["not_null"])
+    if "unique" in rules:
+        if not isinstance(rules["unique"], list):
+            raise check.expected(path, f"{key}.unique", "a list of column names (or lists of them)", rules["unique"])
+        for i, item in enumerate(rules["unique"]):
+            if isinstance(item, list) and not item:
+                raise check.fail(path, f"{key}.unique[{i}]", "an empty compound key")
+            if isinstance(item, list):
+                check.strings(path, f"{key}.unique[{i}]", item)
+            else:
+                check.string(path, f"{key}.unique[{i}]", item)
     if "accepted_values" in rules:
-        for col, values in _mapping(path, f"{key}.accepted_values", rules["accepted_values"]).items():
+        for col, values in check.mapping(path, f"{key}.accepted_values", rules["accepted_values"]).items():
             if not isinstance(values, list):
-                raise _fail(path, f"{key}.accepted_values.{col}", "expected a list of values")
+                raise check.expected(path, f"{key}.accepted_values.{col}", "a list of values", values)
+            for i, v in enumerate(values):
+                check.scalar(path, f"{key}.accepted_values.{col}[{i}]", v, null=True)
     if "expression" in rules:
         exprs = rules["expression"]
+        if exprs == []:
+            raise check.fail(path, f"{key}.expression", "an empty list")
         if not isinstance(exprs, str | list):
-            raise _fail(path, f"{key}.expression", "expected a SQL boolean expression or a list of them")
+            raise check.expected(path, f"{key}.expression", "a SQL boolean expression or a list of them", exprs)
+        for i, expr in enumerate([exprs] if isinstance(exprs, str) else exprs):
+            check.string(path, f"{key}.expression" + ("" if isinstance(exprs, str) else f"[{i}]"), expr)
 
 
 def _monitors(path: Path, raw: Any) -> list[MonitorConfig]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise _fail(path, "CONFIG.monitors", "expected a list, e.g. [lineage]")
+        raise check.fail(path, "CONFIG.monitors", "expected a list, e.g. [lineage]")
     out = []
     for i, item in enumerate(raw):
         key = f"CONFIG.monitors[{i}]"
         if isinstance(item, str):
-            kind, params = item, {}
+            kind, params, pkey = item, {}, key
         elif isinstance(item, dict) and "type" in item:
-            _known(path, key, item, {"type", "params"})
-            kind, params = item["type"], _mapping(path, f"{key}.params", item.get("params"))
+            check.known(path, key, item, {"type", "params"})
+            kind, pkey = check.string(path, f"{key}.type", item["type"]), f"{key}.params"
+            params = check.mapping(path, pkey, item.get("params"))
         elif isinstance(item, dict) and len(item) == 1:
             ((kind, params),) = item.items()
-            params = _mapping(path, f"{key}.{kind}", params)
+            pkey = f"{key}.{kind}"
+            params = check.mapping(path, pkey, params)
         else:
-            raise _fail(path, key, "expected a name or {type: ..., params: {...}}")
+            raise check.fail(path, key, "expected a name or {type: ..., params: {...}}")
         if kind == "lineage":
-            _known(path, f"{key}.params", params, _LINEAGE)
+            check.known(path, pkey, params, _LINEAGE)
+            if "hash_inputs" in params:
+                check.boolean(path, f"{pkey}.hash_inputs", params["hash_inputs"])
             if "sample_fraction" in params:
-                log.warning("%s: %s.params.sample_fraction is deprecated and ignored: every row is hashed", path, key)
+                check.number(path, f"{pkey}.sample_fraction", params["sample_fraction"])
+                log.warning("%s: %s.sample_fraction is deprecated and ignored: every row is hashed", path, pkey)
+        elif not re.fullmatch(r"[\w.]+:[\w.]+", kind):  # module:Class monitors get their params untouched
+            raise check.fail(path, key, f"unknown monitor {kind[:60]!r} (use lineage or module:Class)")
         out.append(MonitorConfig(kind, dict(params)))
     return out
 
 
-def build(path: Path, doc: dict[str, Any], mode: str | None = None) -> TaskConfig:
+def _engine(path: Path, doc: dict[str, Any], mode: str | None) -> tuple[str, dict[str, str]]:
+    engine = check.mapping(path, "ENGINE", doc.get("ENGINE"))
+    check.known(path, "ENGINE", engine, _ENGINE)
+    backend = check.string(path, "ENGINE.backend", engine.get("backend", "pandas"), BACKENDS)
+    spark_conf = check.spark_conf(path, "ENGINE.spark_conf", engine.get("spark_conf"))
+    # Every profile is checked, not only the one chosen: a typo in `prod` must fail on the dev run too.
+    for name, profile in check.mapping(path, "ENGINE.profiles", engine.get("profiles")).items():
+        key = f"ENGINE.profiles.{name}"
+        profile = check.mapping(path, key, profile)
+        check.known(path, key, profile, _PROFILE)
+        chosen = check.string(path, f"{key}.backend", profile.get("backend", backend), BACKENDS)
+        extra = check.spark_conf(path, f"{key}.spark_conf", profile.get("spark_conf"))
+        if name == mode:
+            backend = chosen
+            spark_conf.update(extra)
+    return backend, spark_conf
+
+
+def _version(path: Path, value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise check.expected(path, "VERSION", "a string or a number", value)
+    return str(value)
+
+
+def build(
+    path: Path, doc: dict[str, Any], mode: str | None = None, env_used: Mapping[str, str] | None = None
+) -> TaskConfig:
     """Validate a rendered config document into a TaskConfig (errors name the file and the key).
 
     ``ENGINE.profiles.<mode>`` (backend, spark_conf) is laid over ENGINE when ``mode`` names a profile.
     """
-    _known(path, "", doc, _TOP)
-    model = doc.get("MODEL", "etl")
-    if model not in ("etl", "ml"):
-        raise _fail(path, "MODEL", f"{model!r} is not one of etl, ml")
-    engine = _mapping(path, "ENGINE", doc.get("ENGINE"))
-    _known(path, "ENGINE", engine, _ENGINE)
-    backend = engine.get("backend", "pandas")
-    spark_conf = {str(k): str(v) for k, v in _mapping(path, "ENGINE.spark_conf", engine.get("spark_conf")).items()}
-    for name, profile in _mapping(path, "ENGINE.profiles", engine.get("profiles")).items():
-        profile = _mapping(path, f"ENGINE.profiles.{name}", profile)
-        _known(path, f"ENGINE.profiles.{name}", profile, _PROFILE)
-        if name == mode:
-            backend = profile.get("backend", backend)
-            extra = _mapping(path, f"ENGINE.profiles.{name}.spark_conf", profile.get("spark_conf"))
-            spark_conf.update({str(k): str(v) for k, v in extra.items()})
-    if backend not in BACKENDS:
-        raise _fail(path, "ENGINE.backend", f"{backend!r} is not one of {', '.join(BACKENDS)}")
-    cfg = _mapping(path, "CONFIG", doc.get("CONFIG"))
-    _known(path, "CONFIG", cfg, _CONFIG)
+    check.known(path, "", doc, _TOP)
+    model = check.string(path, "MODEL", doc.get("MODEL", "etl"), ("etl", "ml"))
+    backend, spark_conf = _engine(path, doc, mode)
+    cfg = check.mapping(path, "CONFIG", doc.get("CONFIG"))
+    check.known(path, "CONFIG", cfg, _CONFIG)
     inputs = {
         n: _io(path, f"CONFIG.inputs.{n}", n, v, False)
-        for n, v in _mapping(path, "CONFIG.inputs", cfg.get("inputs")).items()
+        for n, v in check.mapping(path, "CONFIG.inputs", cfg.get("inputs")).items()
     }
     outputs = {
         n: _io(path, f"CONFIG.outputs.{n}", n, v, True)
-        for n, v in _mapping(path, "CONFIG.outputs", cfg.get("outputs")).items()
+        for n, v in check.mapping(path, "CONFIG.outputs", cfg.get("outputs")).items()
     }
     if not outputs:
-        raise _fail(path, "CONFIG.outputs", "a task needs at least one output")
-    transform = dict(_mapping(path, "CONFIG.transform", cfg.get("transform")))
-    _known(path, "CONFIG.transform", transform, _TRANSFORM)
-    transform.setdefault("type", "task")
-    if transform["type"] not in ("task", "sql"):
-        raise _fail(path, "CONFIG.transform.type", f"{transform['type']!r} is not one of task, sql")
-    if transform["type"] == "sql":
-        if not isinstance(transform.get("query"), str):
-            raise _fail(path, "CONFIG.transform.query", "a sql transform needs a query")
-        if len(outputs) != 1:
-            raise _fail(path, "CONFIG.outputs", "a sql transform has exactly one output")
+        raise check.fail(path, "CONFIG.outputs", "a task needs at least one output")
+    transform = dict(check.mapping(path, "CONFIG.transform", cfg.get("transform")))
+    check.known(path, "CONFIG.transform", transform, _TRANSFORM)
+    transform["type"] = check.string(path, "CONFIG.transform.type", transform.get("type", "task"), ("task", "sql"))
+    if "params" in transform:
+        transform["params"] = check.mapping(path, "CONFIG.transform.params", transform["params"])
+    if transform["type"] == "sql" and "query" not in transform:
+        raise check.fail(path, "CONFIG.transform.query", "a sql transform needs a query")
+    if "query" in transform:
+        check.string(path, "CONFIG.transform.query", transform["query"])
+    if transform["type"] == "sql" and len(outputs) != 1:
+        raise check.fail(path, "CONFIG.outputs", "a sql transform has exactly one output")
     return TaskConfig(
         path=path,
         model=model,
-        version=str(doc.get("VERSION", "0.0.0-dev")),
+        version=_version(path, doc.get("VERSION", "0.0.0-dev")),
         backend=backend,
         spark_conf=spark_conf,
         inputs=inputs,
@@ -263,4 +301,5 @@ def build(path: Path, doc: dict[str, Any], mode: str | None = None) -> TaskConfi
         expectations=_expectations(path, cfg.get("expectations"), inputs, outputs),
         monitors=_monitors(path, cfg.get("monitors")),
         rendered=doc,
+        env_used=dict(env_used or {}),
     )

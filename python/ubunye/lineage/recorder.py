@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import ubunye
 from ubunye.lineage.environment import canonical_hash, capture_environment, code_hash, environment_hash
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, RunRecord, Timing
-from ubunye.lineage.redact import redact_config, redact_url
+from ubunye.lineage.redact import redact_config, redact_record
+from ubunye.lineage.secrets import secret_values
 from ubunye.lineage.store import RecordStore
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class LineageRecorder:
 
     def task_start(self, context: RunContext, **_: Any) -> None:
         """Build the record from what is known before the run and write it with status ``running``."""
-        config = redact_config(context.config.rendered)
+        config = redact_config(context.config.rendered, _secrets(context))
         env = capture_environment(context.backend, context.engine.environment())
         self.record = RunRecord(
             run_id=context.run_id,
@@ -72,6 +72,7 @@ class LineageRecorder:
             environment_hash=environment_hash(env),
             hash_inputs=self.hash_inputs,
         )
+        self.record = redact_record(self.record, _secrets(context))
         self.path = self._store(context).write(self.record)
 
     def task_end(
@@ -94,13 +95,19 @@ class LineageRecorder:
         self.record.status = status
         self.record.ended_at = ended_at
         self.record.duration_seconds = round(duration, 6)
-        self.record.inputs = [_clean(d) for d in inputs or []]
-        self.record.outputs = [_clean(d) for d in outputs]
+        self.record.inputs = list(inputs or [])
+        self.record.outputs = list(outputs)
         self.record.timings = list(timings or [])
         self.record.expectations = list(expectations or [])
-        self.record.error = None if error is None else replace(error, message=redact_url(error.message))
+        self.record.error = error
+        # Every string of the record (locations, errors, hash errors, expectations, timings...) is masked by
+        # key, shape and remembered value; copies, so the runner's objects are left as they were.
+        self.record = redact_record(self.record, _secrets(context))
         self.path = self._store(context).write(self.record)
 
 
-def _clean(d: DatasetRecord) -> DatasetRecord:
-    return replace(d, location=None if d.location is None else redact_url(d.location))
+def _secrets(context: RunContext) -> set[str]:
+    """The secret values of the run's config and of the environment variables it used: the record is masked by
+    value even when nothing was remembered process-wide (a monitor driven by hand, an older runner)."""
+    cfg = context.config
+    return secret_values(cfg.rendered, getattr(cfg, "env_used", None) or {})

@@ -1,0 +1,109 @@
+"""Strict checks of one config value each (used by :mod:`ubunye.config.model`): a wrong type is an error naming
+the file and the key, never coerced. A value is quoted only where it is one of a few known words.
+
+Example:
+    >>> boolean(Path("c.yaml"), "CONFIG.outputs.o.allow_empty", "false")
+    Traceback (most recent call last):
+    ubunye.exceptions.ConfigError: c.yaml: CONFIG.outputs.o.allow_empty: expected a boolean, got string (write ...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ubunye.exceptions import ConfigError
+
+_TYPES = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer", float: "number"}
+
+
+def fail(path: Path, key: str, problem: str) -> ConfigError:
+    return ConfigError(f"{path}: {key}: {problem}")
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else _TYPES.get(type(value), type(value).__name__)
+
+
+def expected(path: Path, key: str, what: str, value: Any) -> ConfigError:
+    hint = " (write true or false without quotes)" if what == "a boolean" and isinstance(value, str) else ""
+    return fail(path, key, f"expected {what}, got {_kind(value)}{hint}")
+
+
+def mapping(path: Path, key: str, value: Any) -> dict[str, Any]:
+    if value is None:  # an empty section (`inputs:`) is an empty mapping
+        return {}
+    if not isinstance(value, dict):
+        raise expected(path, key, "a mapping", value)
+    return value
+
+
+def string(path: Path, key: str, value: Any, choices: tuple[str, ...] = ()) -> str:
+    if not isinstance(value, str):
+        raise expected(path, key, f"one of {', '.join(choices)}" if choices else "a string", value)
+    if choices and value not in choices:
+        raise fail(path, key, f"{value[:60]!r} is not one of {', '.join(choices)}")
+    if not value.strip():
+        raise fail(path, key, "is empty")
+    return value
+
+
+def boolean(path: Path, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise expected(path, key, "a boolean", value)
+    return value
+
+
+def integer(path: Path, key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        got = f"{value}" if isinstance(value, int) and not isinstance(value, bool) else _kind(value)
+        raise fail(path, key, f"expected an integer >= 0, got {got}")
+    return value
+
+
+def number(path: Path, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise expected(path, key, "a number", value)
+    return value
+
+
+def scalar(path: Path, key: str, value: Any, null: bool = False) -> Any:
+    if not (isinstance(value, str | int | float) or (null and value is None)):
+        raise expected(path, key, "a string, number or boolean", value)
+    return value
+
+
+def scalars(path: Path, key: str, value: Any) -> dict[str, Any]:
+    return {k: scalar(path, f"{key}.{k}", v) for k, v in mapping(path, key, value).items()}
+
+
+def strings(path: Path, key: str, value: Any) -> list[str]:
+    if not isinstance(value, list):
+        raise expected(path, key, "a list of column names", value)
+    return [string(path, f"{key}[{i}]", v) for i, v in enumerate(value)]
+
+
+def known(path: Path, key: str, value: Mapping[str, Any], allowed: set[str]) -> None:
+    unknown = sorted(set(value) - allowed, key=str)
+    if unknown:
+        raise fail(
+            path, f"{key}.{unknown[0]}" if key else unknown[0], f"unknown key (allowed: {', '.join(sorted(allowed))})"
+        )
+
+
+def spark_conf(path: Path, key: str, value: Any) -> dict[str, str]:
+    # Spark reads conf values as text; a YAML boolean means what Spark spells "true"/"false".
+    return {
+        k: ("true" if v else "false") if isinstance(v, bool) else str(v) for k, v in scalars(path, key, value).items()
+    }
+
+
+def timestamp(path: Path, key: str, value: Any) -> str:
+    text = string(path, key, value)
+    try:
+        datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise fail(path, key, "not an ISO 8601 time such as 2026-12-01T00:00:00Z") from None
+    return text

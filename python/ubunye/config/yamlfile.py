@@ -1,0 +1,176 @@
+"""Read config.yaml as plain data: strict YAML, every problem an error naming the file, the key and the line.
+
+Refused: a file that is not UTF-8 or is larger than :data:`MAX_BYTES`; a duplicate key; a key that is not a
+string (``1:``, ``null:``, ``on:``, ``[a]:``); a tag other than str, int, float, bool, null, seq and map; more than
+:data:`MAX_ALIASES` aliases, a recursive alias, or a document that expands to more than :data:`MAX_NODES` nodes
+or :data:`MAX_DEPTH` levels. Dates and times stay the strings written (a ``datetime`` is not data a record holds).
+
+Example:
+    >>> parse_yaml("a: 1\\nb: [x, 2026-12-01]\\n", "config.yaml")
+    {'a': 1, 'b': ['x', '2026-12-01']}
+    >>> parse_yaml("a: 1\\na: 2\\n", "config.yaml")
+    Traceback (most recent call last):
+    ubunye.exceptions.ConfigError: config.yaml: a: line 2: duplicate key (first at line 1)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ubunye.exceptions import ConfigError
+from ubunye.lineage.redact import redact_url
+
+MAX_BYTES = 4 * 1024 * 1024
+MAX_ALIASES = 50
+MAX_NODES = 100_000
+MAX_DEPTH = 64
+
+_TAG = "tag:yaml.org,2002:"
+_DATA_TAGS = {f"{_TAG}{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map")}
+_KINDS = {"int": "an integer", "float": "a number", "bool": "a boolean", "null": "null", "seq": "a list"}
+
+
+class _Refused(Exception):
+    """A problem found while composing; ``key`` ("" for none) and ``line`` say where."""
+
+    def __init__(self, key: str, line: int, problem: str) -> None:
+        super().__init__(problem)
+        self.key, self.line, self.problem = key, line, problem
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that keeps timestamps as strings and bounds aliases and nesting while composing."""
+
+    yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, Any]]]] = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != f"{_TAG}timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.aliases = 0
+        self.depth = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node:
+        mark = self.peek_event().start_mark
+        if self.check_event(yaml.AliasEvent):
+            # Counted here, before anything is expanded: "billion laughs" is a few lines of aliases.
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                raise _Refused("", mark.line + 1, f"more than {MAX_ALIASES} aliases (*name): refused")
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise _Refused("", mark.line + 1, f"nested more than {MAX_DEPTH} levels deep: refused")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _where(key: str, part: str | int) -> str:
+    if isinstance(part, int):
+        return f"{key}[{part}]"
+    return f"{key}.{part}" if key else part
+
+
+def _key_problem(node: Node) -> str | None:
+    if isinstance(node, ScalarNode) and node.tag == f"{_TAG}str":
+        return None
+    if isinstance(node, ScalarNode):
+        kind = _KINDS.get(node.tag.removeprefix(_TAG), node.tag)
+        return f"the key {node.value!r} is read as {kind}, not a string: quote it"
+    return f"a key must be a string, not {'a list' if isinstance(node, SequenceNode) else 'a mapping'}"
+
+
+def _check(node: Node, key: str, depth: int, seen: dict[int, tuple[int, int]], active: set[int]) -> tuple[int, int]:
+    """(expanded node count, height) of ``node``, checking keys and tags once per node (aliases share nodes)."""
+    line = node.start_mark.line + 1
+    if id(node) in active:
+        raise _Refused(key, line, "a recursive alias: refused")
+    if id(node) in seen:
+        size, height = seen[id(node)]
+        if depth + height > MAX_DEPTH:
+            raise _Refused(key, line, f"nested more than {MAX_DEPTH} levels deep (through aliases): refused")
+        return size, height
+    if node.tag not in _DATA_TAGS:
+        raise _Refused(key, line, f"the YAML tag {node.tag!r} is not plain data: refused")
+    children: list[tuple[str, Node]] = []
+    if isinstance(node, SequenceNode):
+        children = [(_where(key, i), child) for i, child in enumerate(node.value)]
+    elif isinstance(node, MappingNode):
+        first: dict[str, int] = {}
+        for k, v in node.value:
+            if k.tag == f"{_TAG}merge":  # `<<: *base`: keys written beside it override the merged ones
+                children.append((key, v))
+                continue
+            here, kline = _where(key, str(k.value)), k.start_mark.line + 1
+            problem = _key_problem(k)
+            if problem:
+                raise _Refused(key, kline, problem)
+            if k.value in first:
+                raise _Refused(here, kline, f"duplicate key (first at line {first[k.value]})")
+            first[k.value] = kline
+            children.append((here, v))
+    active.add(id(node))
+    size, height = 1, 0
+    for where, child in children:
+        child_size, child_height = _check(child, where, depth + 1, seen, active)
+        size, height = size + child_size, max(height, child_height + 1)
+        if size > MAX_NODES:  # named where the bound is crossed
+            raise _Refused(where, child.start_mark.line + 1, f"expands to more than {MAX_NODES} nodes: refused")
+    active.discard(id(node))
+    seen[id(node)] = (size, height)
+    return size, height
+
+
+def _yaml_error(where: str, exc: yaml.YAMLError) -> ConfigError:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    context = getattr(exc, "context", None)
+    message = f"{where}: not valid YAML: {at}{problem}" + (f" ({context})" if context else "")
+    # The quoted source line helps, and may hold a password: masked while it is still a line of its own.
+    snippet = mark.get_snippet() if mark is not None else None
+    return ConfigError(message + (f"\n{redact_url(snippet)}" if snippet else ""))
+
+
+def parse_yaml(text: str, where: str) -> Any:
+    """The data of one YAML document (``None`` when empty); ``where`` (the file) starts every error."""
+    loader = _Loader(text.removeprefix("\ufeff"))
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check(node, "", 0, {}, set())
+        return loader.construct_document(node)
+    except _Refused as exc:
+        key = f" {exc.key}:" if exc.key else ""
+        raise ConfigError(f"{where}:{key} line {exc.line}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise _yaml_error(where, exc) from None
+    finally:
+        loader.dispose()
+
+
+def read_yaml(path: Path) -> Any:
+    """Read and parse one YAML file: its size and encoding are checked before any parsing."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            msg = f"{path}: {size} bytes: larger than {MAX_BYTES} bytes, not a config file"
+            raise ConfigError(msg)
+        data = path.read_bytes()
+    except OSError as exc:
+        msg = f"{path}: cannot read: {exc.strerror or exc}"
+        raise ConfigError(msg) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        msg = f"{path}: not UTF-8 text (byte {exc.start}, line {line}): save it as UTF-8"
+        raise ConfigError(msg) from None
+    return parse_yaml(text, str(path))
