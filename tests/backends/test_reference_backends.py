@@ -9,6 +9,8 @@ from ubunye.testing.backend_conformance import BackendConformance
 
 
 class TestPandas(BackendConformance):
+    invalid_utf8_strings = True
+
     @pytest.fixture
     def engine(self):
         return get_engine("pandas")

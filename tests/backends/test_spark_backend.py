@@ -10,6 +10,8 @@ pytestmark = pytest.mark.spark
 
 
 class TestSpark(BackendConformance):
+    invalid_utf8_strings = True
+
     @pytest.fixture
     def engine(self, spark):
         from ubunye.engines.spark_engine import SparkEngine

@@ -66,6 +66,12 @@ def _vectors() -> list[Vector]:
     return load_vectors(folder)
 
 
+def _byte_vectors() -> list[Vector]:
+    """The vectors whose strings hold bytes that are not UTF-8 (section 4.1), in ``<vectors>/bytes``."""
+    folder = vectors_dir() / "bytes"
+    return load_vectors(folder) if folder.is_dir() else []
+
+
 # -- the comparison ------------------------------------------------------------------------------------------------
 
 
@@ -214,12 +220,15 @@ class BackendConformance:
             ``"decimal"``...): vectors using them are skipped with the reason, generated columns dropped.
         round_trip_formats: formats written and read back (default parquet and delta).
         example_tasks: tasks of examples/shop/daily run against the pandas reference.
+        invalid_utf8_strings: the backend's strings can hold bytes that are not UTF-8 (Spark, Arrow), so the
+            vectors of ``<vectors>/bytes`` (section 4.1) are checked too; otherwise they are skipped.
     """
 
     backend_name: ClassVar[str | None] = None
     unsupported_types: ClassVar[frozenset[str]] = frozenset()
     round_trip_formats: ClassVar[tuple[str, ...]] = ("parquet", "delta")
     example_tasks: ClassVar[tuple[str, ...]] = ("orders", "revenue", "customers")
+    invalid_utf8_strings: ClassVar[bool] = False
 
     @pytest.fixture
     def engine(self) -> Any:
@@ -242,9 +251,11 @@ class BackendConformance:
     def _blocked(self, tree: TypeTree) -> set[str]:
         return _kinds(tree) & set(self.unsupported_types)
 
-    @pytest.mark.parametrize("vector", _vectors(), ids=lambda v: v.name)
+    @pytest.mark.parametrize("vector", _vectors() + _byte_vectors(), ids=lambda v: v.name)
     def test_vector(self, engine: Any, vector: Vector) -> None:
         """A conformance vector built through the backend gives the vector's expected schema, lines and hash."""
+        if vector.name in {v.name for v in _byte_vectors()} and not self.invalid_utf8_strings:
+            pytest.skip(f"{self._name(engine)} does not claim strings holding bytes that are not UTF-8")
         blocked = set().union(*(self._blocked(parse_type(t)) for _, t in vector.columns))
         if blocked:
             pytest.skip(f"{self._name(engine)} does not hold {', '.join(sorted(blocked))}")
