@@ -33,6 +33,15 @@ class TaskError(UbunyeError):
     """A task run failed; the message names the task, the stage and, when recorded, the record's path."""
 
 
+class RunInterrupted(TaskError):
+    """A run was stopped by SIGTERM, SIGINT (Ctrl-C) or ``sys.exit`` in its code; its record says so.
+
+    ``exit_code`` is what the CLI exits with: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), or 2.
+    """
+
+    exit_code: int = 2
+
+
 class ExpectationError(TaskError):
     """One or more expectations of severity ``error`` failed; the record lists each rule."""
 

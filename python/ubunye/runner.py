@@ -6,25 +6,34 @@ identity -- usecase/package/task from the folder's place -- and one record store
 
 from __future__ import annotations
 
+import functools
 import importlib
+import logging
+import signal
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ubunye import expectations as expect
 from ubunye.config import load_config
-from ubunye.context import RunContext, new_run_id, task_identity, utc_now
-from ubunye.engines import Engine, get_engine, location
-from ubunye.exceptions import ConfigError, ExpectationError, TaskError, UbunyeError
+from ubunye.context import RunContext, new_run_id, utc_now
+from ubunye.engines import Engine, get_engine, local_path, location
+from ubunye.engines.locks import output_lock
+from ubunye.exceptions import ConfigError, ExpectationError, RunInterrupted, TaskError, UbunyeError
+from ubunye.interrupts import Interrupted, SignalGuard
+from ubunye.interrupts import describe as interruption
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing
 from ubunye.lineage.recorder import LineageRecorder
 from ubunye.lineage.redact import mask_text, remember_secrets
 from ubunye.lineage.secrets import secret_values
-from ubunye.monitors import call_monitor
+from ubunye.monitors import accepted_kwargs, call_monitor, monitor_name
+from ubunye.paths import check_outputs, check_task_dir, task_folder
 from ubunye.task import load_task_class
+
+log = logging.getLogger("ubunye")
 
 
 @dataclass
@@ -119,52 +128,144 @@ def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
 
 
 def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
-    """Run one task with its monitors: read, transform, check, write; record everything, even on failure."""
-    cfg, engine, run = ctx.config, ctx.engine, _Run()
+    """Run one task with its monitors: read, transform, check, write; record everything, even on failure.
+
+    An essential monitor (the LineageRecorder) that cannot write the record at the start stops the run before
+    anything is read; one that cannot write it at the end makes the run fail. Outputs are written under a lock
+    per output location, held until the final record is written, and each output is committed only after a
+    checkpoint record carrying its hash (docs/tasks-and-records.md, "Order of a run").
+    """
+    cfg, engine, run, guard = ctx.config, ctx.engine, _Run(), SignalGuard()
     hashers = [m for m in monitors if getattr(m, "wants_hashes", False)]
     hash_outputs = bool(hashers)
     hash_inputs = any(getattr(m, "hash_inputs", True) for m in hashers)
-    for m in monitors:
-        call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id)
+    _start(ctx, monitors)
     start, held, produced, failure = time.perf_counter(), [], {}, None
-    try:
-        sources: dict[str, Any] = {}
-        for name, io in cfg.inputs.items():
-            with run.step("read", name):
-                sources[name] = engine.read(io, ctx.usecase_dir)
-            record = _dataset(name, io, ctx)
-            run.inputs.append(record)
-            if hash_inputs:
-                with run.step("hash", f"inputs.{name}"):
-                    _hash_into(record, sources[name], engine)
-        _check(run, cfg, sources, "inputs", engine)
-        with run.step("transform", ctx.task):
-            produced = _transform(ctx, sources)
-        for name, io in cfg.outputs.items():
-            produced[name] = engine.hold(produced[name])
-            held.append(produced[name])
-            record = _dataset(name, io, ctx, mode=io.mode, written=False)
-            run.outputs.append(record)
-            if hash_outputs:
-                with run.step("hash", f"outputs.{name}"):
-                    _hash_into(record, produced[name], engine)
-        _check(run, cfg, produced, "outputs", engine)
-        for record in run.outputs:
-            with run.step("write", record.name):
-                engine.write(produced[record.name], cfg.outputs[record.name], ctx.usecase_dir)
-            record.written = True
-        status = "success"
-    except Exception as exc:
-        status, failure = "failed", exc
-        _note_missing(run, ctx, exc)
-    finally:
-        for frame in held:
-            engine.release(frame)
-    error = None
+    with ExitStack() as locks:
+        try:
+            with guard.running():
+                sources = _read(ctx, run, hash_inputs)
+                _check(run, cfg, sources, "inputs", engine)
+                with run.step("transform", ctx.task):
+                    produced = _transform(ctx, sources)
+                for name, io in cfg.outputs.items():
+                    produced[name] = engine.hold(produced[name])
+                    held.append(produced[name])
+                    record = _dataset(name, io, ctx, mode=io.mode, written=False)
+                    run.outputs.append(record)
+                    if hash_outputs:
+                        with run.step("hash", f"outputs.{name}"):
+                            _hash_into(record, produced[name], engine)
+                _check(run, cfg, produced, "outputs", engine)
+                # Written in the order of their locations, each lock taken just before and held to the end: two
+                # runs sharing outputs take the locks in one order, so they serialize and cannot deadlock.
+                for record in sorted(run.outputs, key=lambda d: d.location or ""):
+                    with run.step("write", record.name):
+                        lockable = _lockable(engine, record.location)
+                        if lockable is not None:
+                            locks.enter_context(output_lock(lockable))
+                        hook = functools.partial(_checkpoint, ctx, monitors, run, start)
+                        _write(engine, produced[record.name], cfg.outputs[record.name], ctx.usecase_dir, hook, guard)
+                    record.written = True
+                    guard.resume()
+            status = "success"
+        except BaseException as exc:  # interruptions too: the record must say how the run ended
+            status, failure = "failed", exc
+        with guard.finishing():
+            if failure is not None:
+                _note_missing(run, ctx)
+            for frame in held:
+                _release(engine, frame)
+            error = _error(run, failure)
+            ended = _end(ctx, monitors, _evidence(ctx, run, status, start, error))
+    recorder = next((m for m in monitors if isinstance(m, LineageRecorder)), None)
+    path = recorder.path if recorder else None
+    result = RunResult(ctx.run_id, status, produced if status == "success" else {}, path, error, ctx)
+    name = f"task {ctx.usecase}/{ctx.package}/{ctx.task}"
+    where = f" (record: {path})" if path else ""
     if failure is not None:
-        stage = "expectations" if isinstance(failure, ExpectationError) else run.stage
-        error = ErrorInfo(mask_text(type(failure).__name__), mask_text(str(failure)), stage, run.name)
-    evidence = {
+        why = interruption(failure) or f"{failure}"
+        new = _failure_error(failure, mask_text(f"{name} failed in {error.stage}: {why}{where}"))
+    elif ended is not None:
+        new = TaskError(mask_text(f"{name} wrote its outputs but its final record could not be written: {ended}"))
+    elif guard.pending is not None:
+        new = RunInterrupted(f"{name} succeeded{where}, then was interrupted by {_signal_name(guard.pending)}")
+        new.exit_code = 128 + guard.pending
+    else:
+        return result
+    if ended is not None and failure is not None:
+        new.args = (f"{new.args[0]}; its final record could not be written either: {mask_text(ended)}",)
+    new.result = result  # type: ignore[attr-defined]
+    raise new from failure
+
+
+def _lockable(engine: Engine, where: str | None) -> str | None:
+    """The driver-local path to lock for an output, or None (a table, an object store, Spark's HDFS/DBFS)."""
+    if not where:
+        return None
+    local_root = getattr(engine, "local_root", None)  # Spark knows whether a plain path is on the driver's disk
+    root = local_root(where) if local_root is not None else local_path(where)
+    return None if root is None else str(root)
+
+
+def _write(engine: Engine, frame: Any, io: Any, base_dir: Path, hook: Any, guard: SignalGuard) -> None:
+    """One output through the engine, with the checkpoint record written just before it is committed."""
+    if "before_commit" in accepted_kwargs(engine.write, {"before_commit": None}):
+        engine.write(frame, io, base_dir, before_commit=lambda: hook(guard))
+        return
+    # An engine of an older plugin has no commit hook: the checkpoint comes before its write, and signals are
+    # not held through a write that may take long.
+    hook(None)
+    engine.write(frame, io, base_dir)
+
+
+def _read(ctx: RunContext, run: _Run, hash_inputs: bool) -> dict[str, Any]:
+    sources: dict[str, Any] = {}
+    for name, io in ctx.config.inputs.items():
+        with run.step("read", name):
+            sources[name] = ctx.engine.read(io, ctx.usecase_dir)
+        record = _dataset(name, io, ctx)
+        run.inputs.append(record)
+        if hash_inputs:
+            with run.step("hash", f"inputs.{name}"):
+                _hash_into(record, sources[name], ctx.engine)
+    return sources
+
+
+def _release(engine: Engine, frame: Any) -> None:
+    try:
+        engine.release(frame)
+    except Exception as exc:  # an unpersist that fails must not hide how the run ended
+        log.warning("could not release a held frame: %s: %s", type(exc).__name__, exc)
+
+
+def _error(run: _Run, failure: BaseException | None) -> ErrorInfo | None:
+    if failure is None:
+        return None
+    stage = "expectations" if isinstance(failure, ExpectationError) else run.stage
+    kind = type(failure).__name__
+    return ErrorInfo(mask_text(kind), mask_text(interruption(failure) or str(failure)), stage, run.name)
+
+
+def _failure_error(failure: BaseException, msg: str) -> TaskError:
+    if isinstance(failure, ExpectationError):
+        return ExpectationError(msg)
+    if interruption(failure) is None:
+        return TaskError(msg)
+    new = RunInterrupted(msg)
+    if isinstance(failure, Interrupted):
+        new.exit_code = 128 + failure.signum
+    elif isinstance(failure, KeyboardInterrupt):
+        new.exit_code = 128 + signal.SIGINT
+    return new
+
+
+def _signal_name(signum: int) -> str:
+    return signal.Signals(signum).name
+
+
+def _evidence(ctx: RunContext, run: _Run, status: str, start: float, error: ErrorInfo | None) -> dict[str, Any]:
+    return {
         "context": ctx,
         "run_id": ctx.run_id,
         "status": status,
@@ -176,19 +277,56 @@ def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
         "expectations": run.expectations,
         "timings": run.timings,
     }
+
+
+def _essential(monitor: Any) -> bool:
+    return bool(getattr(monitor, "essential", False))
+
+
+def _start(ctx: RunContext, monitors: Sequence[Any]) -> None:
+    """task_start for every monitor; an essential one that fails means the run does not start."""
     for m in monitors:
-        call_monitor(m, "task_end", **evidence)
-    recorder = next((m for m in monitors if isinstance(m, LineageRecorder)), None)
-    path = recorder.path if recorder else None
-    result = RunResult(ctx.run_id, status, produced if status == "success" else {}, path, error, ctx)
-    if failure is not None:
-        where = f" (record: {path})" if path else ""
-        msg = mask_text(f"task {ctx.usecase}/{ctx.package}/{ctx.task} failed in {error.stage}: {failure}{where}")
-        exc_type = ExpectationError if isinstance(failure, ExpectationError) else TaskError
-        new = exc_type(msg)
-        new.result = result  # type: ignore[attr-defined]
-        raise new from failure
-    return result
+        if not _essential(m):
+            call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id)
+            continue
+        try:
+            m.task_start(context=ctx, run_id=ctx.run_id)
+        except Exception as exc:
+            msg = mask_text(
+                f"task {ctx.usecase}/{ctx.package}/{ctx.task} did not start: monitor {monitor_name(m)} could not "
+                f"write the run record: {type(exc).__name__}: {exc}"
+            )
+            raise TaskError(msg) from exc
+
+
+def _checkpoint(ctx: RunContext, monitors: Sequence[Any], run: _Run, start: float, guard: SignalGuard | None) -> None:
+    """Before an output is committed, the record on disk carries its hash (status still running).
+
+    An essential monitor that cannot write it stops the commit: new data nobody's record vouches for is worse
+    than yesterday's data with yesterday's record.
+    """
+    # From the checkpoint until the output is marked written, a signal waits: the record must not say "not
+    # written" about rows the commit already swapped in.
+    if guard is not None:
+        guard.hold()
+    evidence = _evidence(ctx, run, "running", start, None)
+    for m in monitors:
+        if _essential(m) and hasattr(m, "task_checkpoint"):
+            m.task_checkpoint(**evidence)
+
+
+def _end(ctx: RunContext, monitors: Sequence[Any], evidence: dict[str, Any]) -> str | None:
+    """task_end for every monitor; what an essential one failed with (it must not pass silently), else None."""
+    failed = None
+    for m in monitors:
+        if not _essential(m):
+            call_monitor(m, "task_end", **evidence)
+            continue
+        try:
+            m.task_end(**accepted_kwargs(m.task_end, evidence))
+        except Exception as exc:
+            failed = f"monitor {monitor_name(m)}: {type(exc).__name__}: {exc}"
+    return failed
 
 
 def _check(run: _Run, cfg: Any, frames: dict[str, Any], side: str, engine: Engine) -> None:
@@ -206,7 +344,7 @@ def _check(run: _Run, cfg: Any, frames: dict[str, Any], side: str, engine: Engin
         raise ExpectationError(msg)
 
 
-def _note_missing(run: _Run, ctx: RunContext, exc: BaseException) -> None:
+def _note_missing(run: _Run, ctx: RunContext) -> None:
     """Inputs not read and outputs not produced are still listed, with why they have no hash."""
     why = f"not available: the run failed in {run.stage}"
     have_in = {d.name for d in run.inputs}
@@ -234,9 +372,10 @@ def prepare(
     if not task_dir.is_dir():
         msg = f"{task_dir}: no such task folder (expected <usecase_dir>/<usecase>/<package>/<task>)"
         raise ConfigError(msg)
-    usecase_dir, usecase, package, task = task_identity(task_dir)
+    usecase_dir, usecase, package, task = check_task_dir(task_dir)
     cfg = load_config(task_dir, dt=dt, dtf=dtf, mode=mode)
     remember_secrets(secret_values(cfg.rendered, cfg.env_used))
+    check_outputs(cfg, usecase_dir, {name: location(io, usecase_dir) for name, io in cfg.outputs.items()})
     if engine is None or isinstance(engine, str):
         engine = get_engine(engine or cfg.backend, cfg.spark_conf, spark=spark)
     return RunContext(
@@ -288,17 +427,15 @@ def run_pipeline(
 
     Takes the same keyword arguments as :func:`run_task` (``entry_point`` defaults to "pipeline").
     """
-    if not tasks:
-        msg = "run_pipeline needs at least one task"
+    if isinstance(tasks, str) or not tasks:
+        msg = f"run_pipeline needs a list of task names, got {tasks!r}"
         raise UbunyeError(msg)
     kwargs.setdefault("entry_point", "pipeline")
+    # Every task folder is checked before the first runs: a typo in the third must not leave two runs done.
+    folders = [task_folder(usecase_dir, usecase, package, task) for task in tasks]
     engines: dict[str, Engine] = {}
     results = []
-    for task in tasks:
-        task_dir = Path(usecase_dir) / usecase / package / task
-        if not task_dir.is_dir():
-            msg = f"{task_dir}: no such task folder (expected <usecase_dir>/<usecase>/<package>/<task>)"
-            raise ConfigError(msg)
+    for task_dir in folders:
         engine = kwargs.get("engine")
         if engine is None or isinstance(engine, str):
             cfg = load_config(task_dir, dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))

@@ -80,6 +80,7 @@ def domain_errors(func: F) -> F:
             if is_debug():
                 raise
             typer.echo(error_line(exc), err=True)
-            raise typer.Exit(DOMAIN_ERROR) from None
+            # An interrupted run exits as the signal asked (130 for Ctrl-C, 143 for SIGTERM), others with 2.
+            raise typer.Exit(getattr(exc, "exit_code", DOMAIN_ERROR)) from None
 
     return wrapper  # type: ignore[return-value]

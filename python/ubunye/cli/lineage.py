@@ -1,4 +1,9 @@
-"""``ubunye lineage list|show|trace|compare``: read the run records a usecase_dir holds."""
+"""``ubunye lineage list|show|trace|compare``: read the run records a usecase_dir holds.
+
+Readers never trust a file and never rewrite one: a malformed record is reported with its path and field
+(``list`` goes on with the others; ``show``, ``trace`` and ``compare`` stop with one ``error:`` line, exit 2), and a
+running record whose process is gone is shown ``interrupted`` (:func:`ubunye.lineage.liveness.run_state`).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +13,24 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from ubunye.cli.errors import domain_errors
-from ubunye.cli.render import console, dash, emit_json, flow_help, render_comparison, render_record, seconds
+from ubunye.cli.render import (
+    console,
+    dash,
+    emit_json,
+    flow_help,
+    render_comparison,
+    render_record,
+    seconds,
+    state_text,
+)
 from ubunye.exceptions import RecordError
 from ubunye.lineage.compare import compare_records
-from ubunye.lineage.record import RunRecord
+from ubunye.lineage.liveness import run_state
+from ubunye.lineage.record import RunRecord, printable
+from ubunye.lineage.redact import mask_text
 from ubunye.lineage.store import RecordStore, StoredRecord, instant, load_record, short_ids
 
 app = typer.Typer(
@@ -83,11 +98,12 @@ def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime:
     return value
 
 
-def _row(entry: StoredRecord, short: dict[str, str]) -> dict:
+def _row(entry: StoredRecord, short: dict[str, str], state: str | None = None) -> dict:
     r = entry.record
     if r is None:
         return {"run_id": entry.path.stem, "short_id": short.get(entry.path.stem, entry.path.stem),
-                "status": "unreadable", "problem": entry.problem, "path": str(entry.path)}  # fmt: skip
+                "status": "unreadable", "state": "unreadable", "problem": entry.problem, "field": entry.field,
+                "path": str(entry.path)}  # fmt: skip
     methods = sorted({d.hash_method or "none" for d in r.outputs})
     return {
         "run_id": r.run_id,
@@ -96,6 +112,7 @@ def _row(entry: StoredRecord, short: dict[str, str]) -> dict:
         "package": r.package,
         "task": r.task,
         "status": r.status,
+        "state": state or run_state(r),
         "started_at": r.started_at,
         "duration_seconds": r.duration_seconds,
         "outputs": {d.name: d.row_count for d in r.outputs},
@@ -105,6 +122,22 @@ def _row(entry: StoredRecord, short: dict[str, str]) -> dict:
         "path": str(entry.path),
         "problem": None,
     }
+
+
+def _problem_line(entry: StoredRecord) -> str:
+    """The one stderr line for a record ``list`` cannot load: its path, the field, why (secrets masked)."""
+    problem = entry.problem or f"{printable(str(entry.path))}: cannot load run record"
+    return "warning: unreadable run record " + " ".join(mask_text(problem).split())
+
+
+def _with_state(data: dict, state: str) -> dict:
+    """A record's JSON with ``state`` right after ``status``."""
+    out = {}
+    for key, value in data.items():
+        out[key] = value
+        if key == "status":
+            out["state"] = state
+    return out
 
 
 @command("list")
@@ -123,7 +156,10 @@ def list_runs(
 ) -> None:
     """Every run under the usecase dir, newest first, whichever entry point wrote it.
 
-    Unreadable files (corrupt JSON, a record of a newer version) are listed as such with their path.
+    The status column shows the state: a running record whose process is gone (killed, out of memory) is
+    interrupted; --status filters on it. A file that is not a valid record (corrupt JSON, a field of the wrong
+    type, a newer version) is listed as unreadable and named on stderr, one line each with its path and field;
+    the other runs are listed and the exit status is 0.
 
     Example: ubunye lineage list -d examples -u shop -p daily -t revenue -n 5 --since 7d
     """
@@ -132,47 +168,51 @@ def list_runs(
     entries = store.entries(usecase, package, task)
     everything = entries if (usecase, package, task) == (None, None, None) else store.entries()
     short = short_ids(e.path.stem for e in everything)
-    shown, problems = [], []
+    shown: list[tuple[StoredRecord, str]] = []
+    problems = []
     for e in reversed(entries):
         if e.record is None:
             problems.append(e)
             continue
-        if status is not None and e.record.status != status:
+        state = run_state(e.record)
+        if status is not None and state != status:
             continue
         if cutoff is not None and (instant(e.record.started_at) is None or instant(e.record.started_at) < cutoff):
             continue
-        shown.append(e)
+        shown.append((e, state))
     shown = shown[:limit] if limit else shown
-    rows = [_row(e, short) for e in shown + problems]
+    rows = [_row(e, short, state) for e, state in shown] + [_row(e, short) for e in problems]
+    for e in problems:
+        typer.echo(_problem_line(e), err=True)
     if as_json:
         emit_json(rows)
         return
-    out = console()
+    out = console(markup=False)
     if not rows:
-        out.print(f"no runs under {escape(str(store.root))}" + (" matching the filters" if entries else ""))
+        out.print(f"no runs under {printable(str(store.root))}" + (" matching the filters" if entries else ""))
         return
-    t = Table(title=f"runs under {escape(str(store.usecase_dir))}, newest first", title_justify="left")
+    t = Table(title=f"runs under {printable(str(store.usecase_dir))}, newest first", title_justify="left")
     for col in ("run", "task", "status", "started", "duration", "output rows", "hash"):
         t.add_column(col, overflow="fold")
     for row in rows:
         if row["problem"]:
-            t.add_row(escape(row["short_id"]), "-", "[red]unreadable[/red]", "-", "-", escape(row["problem"]), "-")
+            t.add_row(dash(row["short_id"]), "-", state_text("unreadable"), "-", "-", dash(row["problem"]), "-")
             continue
         outputs = ", ".join(f"{k}={'-' if v is None else v}" for k, v in row["outputs"].items())
-        style = {"success": "green", "failed": "red"}.get(row["status"], "yellow")
-        t.add_row(escape(row["short_id"]), "/".join((row["usecase"], row["package"], row["task"])),
-                  f"[{style}]{row['status']}[/{style}]", dash(row["started_at"]), seconds(row["duration_seconds"]),
-                  dash(outputs), ", ".join(row["hash_methods"]) or "-")  # fmt: skip
+        t.add_row(dash(row["short_id"]), dash("/".join((row["usecase"], row["package"], row["task"]))),
+                  state_text(row["state"]), dash(row["started_at"]), seconds(row["duration_seconds"]),
+                  dash(outputs), dash(", ".join(row["hash_methods"])))  # fmt: skip
     out.print(t)
 
 
 def _show(run: str, usecase_dir: Path, usecase, package, task, as_json: bool, full: bool) -> None:
     found = _resolve(run, usecase_dir, usecase, package, task)
     record: RunRecord = found.record  # type: ignore[assignment]
+    state = run_state(record)
     if as_json:
-        emit_json({"path": str(found.path), **record.to_dict()})
+        emit_json({"path": str(found.path), **_with_state(record.to_dict(), state)})
         return
-    render_record(record, str(found.path), full)
+    render_record(record, str(found.path), full, state)
 
 
 @command()
@@ -186,6 +226,10 @@ def show(
     as_json: Json = False,
 ) -> None:
     """One run in brief: status, timings, inputs and outputs with row counts and hashes, the error if it failed.
+
+    A running record whose process is gone (killed, out of memory) is shown interrupted, with the process that
+    ran it; --json has the state beside the recorded status. A malformed record is one error line naming its path
+    and field (exit 2).
 
     Example: ubunye lineage show latest -d examples -u shop -p daily -t revenue
     """
@@ -226,7 +270,8 @@ def compare(
 
     Per input and output, data is unchanged, changed, not comparable (hash_method missing or different, e.g. a
     v1 record against a v2 one) or unknown (a hash missing on a side, with the hash_error), never unchanged for
-    two missing hashes.
+    two missing hashes. An interrupted run (its process gone) is treated like a failed one: its state is
+    compared and noted, its outputs by the hashes its record holds.
 
     Exit status: 0 same data; 1 data changed, not comparable or unknown; 2 usage or read errors (a missing
     usecase dir, an unknown run id, an ambiguous prefix, a malformed record).
@@ -236,11 +281,12 @@ def compare(
     a = _resolve(run_a, usecase_dir, usecase, package, task).record
     b = _resolve(run_b, usecase_dir, usecase, package, task).record
     assert a is not None and b is not None
-    result = compare_records(a, b)
+    states = (run_state(a), run_state(b))
+    result = compare_records(a, b, states)
     if as_json:
         emit_json(result.to_dict())
     else:
-        render_comparison(result, a, b)
+        render_comparison(result, a, b, states)
     raise typer.Exit(result.exit_code)
 
 

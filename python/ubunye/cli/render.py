@@ -1,27 +1,47 @@
-"""Rich rendering of run records and comparisons for people (``--json`` bypasses all of this)."""
+"""Rich rendering of run records and comparisons for people (``--json`` bypasses all of this).
+
+Nothing from a record is ever read as rich markup or emoji: its console has markup, emoji and highlighting off,
+and every piece of data is a :class:`rich.text.Text` made by :func:`dash` (control characters shown as escapes),
+so a task named ``[bold]x`` or an error quoting ``[link=...]`` prints exactly as written.
+
+Example:
+    >>> dash("[bold]x[/]").plain, dash(None).plain
+    ('[bold]x[/]', '-')
+"""
 
 from __future__ import annotations
 
 import inspect
 import json
+import math
 import sys
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ubunye.lineage.compare import CHANGED, Comparison
-from ubunye.lineage.record import DatasetRecord, RunRecord
+from ubunye.lineage.record import DatasetRecord, RunRecord, printable
 
 _STYLE = {"unchanged": "green", "same": "green", "changed": "red", "added": "red", "removed": "red"}
+#: How each state of a run is shown (``interrupted``: a running record whose process is gone).
+STATE_STYLE = {"success": "green", "failed": "red", "interrupted": "red", "unreadable": "red"}
+
+Piece = str | Text | tuple[str, str]
 
 
-def console() -> Console:
-    """A console on the current stdout; wide when stdout is not a terminal, so piped output is not cut."""
-    out = Console(file=sys.stdout, highlight=False)
+def console(markup: bool = True) -> Console:
+    """A console on the current stdout; wide when stdout is not a terminal, so piped output is not cut.
+
+    Emoji codes (``:warning:``) are never replaced. ``markup=False`` (what the lineage commands use) prints every
+    string literally: styles then come from :class:`~rich.text.Text` only. With markup on (``ubunye hash``),
+    data must go through ``rich.markup.escape``.
+    """
+    plain = {"highlight": False, "markup": markup, "emoji": False}
+    out = Console(file=sys.stdout, **plain)
     if not out.is_terminal:
-        out = Console(file=sys.stdout, highlight=False, width=max(out.width, 200), no_color=True)
+        out = Console(file=sys.stdout, width=max(out.width, 200), no_color=True, **plain)
     return out
 
 
@@ -36,18 +56,61 @@ def flow_help(doc: str | None) -> str:
     return "\n\n".join(p for p in paragraphs if p)
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float as the string JSON has no literal for (``"NaN"``, ``"Infinity"``,
+    ``"-Infinity"``), so ``--json`` output is always valid JSON.
+
+    Example:
+        >>> json_safe({"x": [float("nan"), 1.5, float("-inf")]})
+        {'x': ['NaN', 1.5, '-Infinity']}
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def emit_json(value: Any) -> None:
-    """Print ``value`` as indented JSON on stdout."""
-    sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
+    """Print ``value`` as indented, strictly valid JSON on stdout (ASCII: nothing a terminal acts on)."""
+    sys.stdout.write(json.dumps(json_safe(value), indent=2, default=str, allow_nan=False) + "\n")
 
 
-def dash(value: Any) -> str:
-    """``-`` for a missing value, else its text (escaped for rich)."""
-    return "-" if value is None or value == "" else escape(str(value))
+def dash(value: Any, style: str | None = None) -> Text:
+    r"""``-`` for a missing value, else its text, literally (never markup; control characters escaped).
+
+    Example:
+        >>> dash("a\x1b[2Jb").plain, dash(3).plain
+        ('a\\x1b[2Jb', '3')
+    """
+    text = "-" if value is None or value == "" else printable(str(value))
+    return Text(text, style=style or "")
+
+
+def line(*pieces: Piece, style: str = "") -> Text:
+    """One line of output from constant text, ``(text, style)`` pairs and data (:class:`Text` from dash).
+
+    Example:
+        >>> line(("run ", "bold"), dash("[red]r1")).plain
+        'run [red]r1'
+    """
+    return Text.assemble(*pieces, style=style)
+
+
+def state_text(state: str) -> Text:
+    """A run's state, styled: green success, red failed / interrupted / unreadable, yellow running."""
+    return dash(state, STATE_STYLE.get(state, "yellow"))
 
 
 def short_hash(value: str | None, full: bool = False) -> str:
-    """``sha256:2d23c84b5f0f`` (12 hex digits) unless ``full``; ``-`` when missing."""
+    """``sha256:2d23c84b5f0f`` (12 hex digits) unless ``full``; ``-`` when missing.
+
+    Example:
+        >>> short_hash("sha256:" + "ab" * 32), short_hash(None)
+        ('sha256:abababababab', '-')
+    """
     if value is None:
         return "-"
     if full or not value.startswith("sha256:"):
@@ -64,16 +127,20 @@ def _rows(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def _identity(record: RunRecord) -> Text:
+    return dash("/".join(record.identity))
+
+
 def dataset_table(record: RunRecord) -> Table:
     """Inputs and outputs with rows and short hashes (``hash_error`` where hashing failed, ``-`` if not hashed)."""
     table = Table(title="datasets", title_justify="left", show_lines=False)
     for col in ("side", "name", "format", "rows", "data hash", "method", "location"):
         table.add_column(col, overflow="fold", justify="right" if col == "rows" else "left")
     for side, d in _datasets(record):
-        data = short_hash(d.data_hash)
+        data = dash(short_hash(d.data_hash))
         if d.data_hash is None and d.hash_error:
-            data = f"- ({escape(d.hash_error)})"
-        table.add_row(side, escape(d.name), dash(d.format), _rows(d.row_count), data, dash(d.hash_method),
+            data = line("- (", dash(d.hash_error), ")")
+        table.add_row(side, dash(d.name), dash(d.format), _rows(d.row_count), data, dash(d.hash_method),
                       dash(d.location))  # fmt: skip
     return table
 
@@ -84,18 +151,22 @@ def _datasets(record: RunRecord) -> list[tuple[str, DatasetRecord]]:
 
 def _dataset_details(out: Console, record: RunRecord) -> None:
     for side, d in _datasets(record):
-        out.print(f"[bold]{side} {escape(d.name)}[/bold]")
+        out.print(line((f"{side} ", "bold"), dash(d.name, "bold")))
         for key in ("data_hash", "hash_method", "hash_error", "row_count", "schema_hash", "schema", "format",
                     "location", "mode", "version", "timestamp", "written"):  # fmt: skip
-            out.print(f"  {key:<12} {dash(getattr(d, key))}", soft_wrap=True)
+            out.print(line(f"  {key:<12} ", dash(getattr(d, key))), soft_wrap=True)
 
 
-def render_record(record: RunRecord, path: str, full: bool) -> None:
-    """``lineage show`` (``full=False``) and ``lineage trace`` (everything the record holds)."""
-    out = console()
-    status = record.status if record.status != "success" else "[green]success[/green]"
-    out.print(f"[bold]run {escape(record.run_id)}[/bold]  {'/'.join(record.identity)}  {status}")
-    facts = [
+def render_record(record: RunRecord, path: str, full: bool, state: str | None = None) -> None:
+    """``lineage show`` (``full=False``) and ``lineage trace`` (everything the record holds).
+
+    ``state`` is what the run is shown as (default its status): ``interrupted`` for a running record whose
+    process is gone.
+    """
+    out = console(markup=False)
+    state = state or record.status
+    out.print(line(("run ", "bold"), dash(record.run_id, "bold"), "  ", _identity(record), "  ", state_text(state)))
+    facts: list[tuple[str, Any]] = [
         ("started", record.started_at),
         ("ended", record.ended_at),
         ("duration", seconds(record.duration_seconds)),
@@ -105,6 +176,11 @@ def render_record(record: RunRecord, path: str, full: bool) -> None:
         ("record version", record.record_version),
         ("record", path),
     ]
+    if state != record.status:
+        facts.insert(0, ("status", f"{record.status} (as recorded)"))
+    p = record.process
+    if p is not None and (full or state != record.status):
+        facts.append(("process", f"pid {p.pid} on {p.host}" + (f", started {p.started}" if p.started else "")))
     if full:
         facts += [
             ("usecase dir", record.usecase_dir),
@@ -116,13 +192,13 @@ def render_record(record: RunRecord, path: str, full: bool) -> None:
             ("hash inputs", record.hash_inputs),
         ]
     for name, value in facts:
-        out.print(f"  {name:<16} {dash(value)}")
+        out.print(line(f"  {name:<16} ", dash(value)))
     tv = ", ".join(f"{k}={v}" for k, v in record.template_vars.items())
-    out.print(f"  {'template vars':<16} {dash(tv)}")
+    out.print(line(f"  {'template vars':<16} ", dash(tv)))
     if record.error is not None:
         e = record.error
         where = f"{e.stage}" + (f" ({e.name})" if e.name else "")
-        out.print(f"[red]  error in {escape(where)}: {escape(e.type)}: {escape(e.message)}[/red]")
+        out.print(line("  error in ", dash(where), ": ", dash(e.type), ": ", dash(e.message), style="red"))
     out.print(dataset_table(record))
     if full:
         _dataset_details(out, record)
@@ -132,85 +208,93 @@ def render_record(record: RunRecord, path: str, full: bool) -> None:
             out.print(f"expectations: {len(record.expectations) - len(failed)} passed, {len(failed)} failed")
         out.print("(ubunye lineage trace shows everything the record holds)")
         return
+    _full_record(out, record)
+
+
+def _full_record(out: Console, record: RunRecord) -> None:
     if record.expectations:
         t = Table(title="expectations", title_justify="left")
         for col in ("target", "rule", "column", "outcome", "observed", "params", "severity"):
             t.add_column(col, overflow="fold")
         for x in record.expectations:
-            outcome = "[green]passed[/green]" if x.passed else "[red]FAILED[/red]" + (f" {x.error}" if x.error else "")
-            t.add_row(x.target, x.rule, dash(x.column), outcome, dash(x.observed), dash(x.params), x.severity)
+            outcome = dash("passed", "green") if x.passed else line(("FAILED", "red"))
+            if not x.passed and x.error:
+                outcome.append_text(line(" ", dash(x.error)))
+            t.add_row(dash(x.target), dash(x.rule), dash(x.column), outcome, dash(x.observed), dash(x.params),
+                      dash(x.severity))  # fmt: skip
         out.print(t)
     if record.timings:
         t = Table(title="timings", title_justify="left")
         for col in ("stage", "name", "seconds"):
             t.add_column(col, justify="right" if col == "seconds" else "left")
         for x in record.timings:
-            t.add_row(x.stage, dash(x.name), seconds(x.seconds))
+            t.add_row(dash(x.stage), dash(x.name), seconds(x.seconds))
         out.print(t)
     env = dict(record.environment)
-    packages = env.pop("packages", {}) or {}
-    out.print("[bold]environment[/bold]" + ("" if env or packages else "  - (not recorded)"))
+    packages = env.pop("packages", None) or {}
+    out.print(line(("environment", "bold"), "" if env or packages else "  - (not recorded)"))
     for k, v in env.items():
-        out.print(f"  {k:<22} {dash(json.dumps(v) if isinstance(v, dict) else v)}")
+        out.print(line("  ", dash(f"{k:<22}"), " ", dash(json.dumps(v) if isinstance(v, dict) else v)))
     for k, v in packages.items():
-        out.print(f"  {'package ' + k:<22} {dash(v)}")
+        out.print(line("  ", dash(f"{'package ' + k:<22}"), " ", dash(v)))
     if record.config is not None:
-        out.print("[bold]config[/bold] (as rendered, secrets redacted)")
-        out.print(escape(json.dumps(record.config, indent=2, default=str)))
+        out.print(line(("config", "bold"), " (as rendered, secrets redacted)"))
+        out.print(Text(json.dumps(record.config, indent=2, default=str)))  # JSON escapes every control character
     if record.extra:
-        out.print("[bold]other fields[/bold]")
-        out.print(escape(json.dumps(record.extra, indent=2, default=str)))
+        out.print(line(("other fields", "bold")))
+        out.print(Text(json.dumps(record.extra, indent=2, default=str)))
 
 
-def _arrow(a: Any, b: Any) -> str:
-    return dash(a) if a == b else f"{dash(a)} -> {dash(b)}"
+def _arrow(a: Any, b: Any) -> Text:
+    return dash(a) if a == b else line(dash(a), " -> ", dash(b))
 
 
-def _state(text: str) -> str:
-    style = _STYLE.get(text)
-    return f"[{style}]{text}[/{style}]" if style else f"[yellow]{text}[/yellow]"
+def _state(text: str) -> Text:
+    return dash(text, _STYLE.get(text, "yellow"))
 
 
-def render_comparison(c: Comparison, a: RunRecord, b: RunRecord) -> None:
-    """``lineage compare``: the summary line first, then the evidence."""
-    out = console()
-    out.print(f"[bold]{escape(c.summary)}[/bold]")
-    for label, r in (("A", a), ("B", b)):
-        out.print(f"  {label}: {escape(r.run_id)}  {'/'.join(r.identity)}  {dash(r.started_at)}  {dash(r.status)}"
-                  f"  (record v{r.record_version})")  # fmt: skip
+def render_comparison(
+    c: Comparison, a: RunRecord, b: RunRecord, states: tuple[str | None, str | None] = (None, None)
+) -> None:
+    """``lineage compare``: the summary line first, then the evidence (``states``: as :func:`render_record`)."""
+    out = console(markup=False)
+    out.print(dash(c.summary, "bold"))
+    for label, r, state in (("A", a, states[0]), ("B", b, states[1])):
+        out.print(line(f"  {label}: ", dash(r.run_id), "  ", _identity(r), "  ", dash(r.started_at), "  ",
+                       dash(state or r.status), f"  (record v{r.record_version})"))  # fmt: skip
     for note in c.notes:
-        out.print(f"  [yellow]note: {escape(note)}[/yellow]")
+        out.print(line("  note: ", dash(note), style="yellow"))
     t = Table(title="data", title_justify="left")
     for col in ("side", "name", "data", "rows A -> B", "schema", "hash A -> B", "why"):
         t.add_column(col, overflow="fold")
     for d in c.outputs + c.inputs:
         hashes = _arrow(short_hash(d.hash_a), short_hash(d.hash_b))
-        t.add_row(d.side, escape(d.name), _state(d.data), _arrow(_rows(d.rows_a), _rows(d.rows_b)),
+        t.add_row(d.side, dash(d.name), _state(d.data), _arrow(_rows(d.rows_a), _rows(d.rows_b)),
                   _state(d.schema), hashes, dash(d.reason))  # fmt: skip
     out.print(t)
     t = Table(title="what else", title_justify="left")
     for col in ("fact", "A", "B", ""):
         t.add_column(col, overflow="fold")
     for f in (c.code, c.config):
-        t.add_row(f.name, short_hash(f.a), short_hash(f.b), _state(f.status))
+        t.add_row(f.name, dash(short_hash(f.a)), dash(short_hash(f.b)), _state(f.status))
     if c.config_keys:
-        t.add_row("  config keys", "", "", escape(", ".join(c.config_keys)))
+        t.add_row("  config keys", "", "", dash(", ".join(c.config_keys)))
     for f in c.template_vars:
-        t.add_row(f"template {f.name}", dash(f.a), dash(f.b), _state(f.status))
+        t.add_row(line("template ", dash(f.name)), dash(f.a), dash(f.b), _state(f.status))
     for f in (c.status, c.backend, c.ubunye_version, *c.environment_facts, c.environment):
-        a_text = short_hash(f.a) if f.name.endswith("_hash") else dash(f.a)
-        b_text = short_hash(f.b) if f.name.endswith("_hash") else dash(f.b)
-        t.add_row(escape(f.name), a_text, b_text, _state(f.status))
+        a_text = short_hash(f.a) if f.name.endswith("_hash") else f.a
+        b_text = short_hash(f.b) if f.name.endswith("_hash") else f.b
+        t.add_row(dash(f.name), dash(a_text), dash(b_text), _state(f.status))
     for p in c.packages:
-        t.add_row(f"package {p.name}", dash(p.old), dash(p.new), _state(CHANGED))
+        t.add_row(line("package ", dash(p.name)), dash(p.old), dash(p.new), _state(CHANGED))
     out.print(t)
     if c.expectations:
         t = Table(title="expectations whose outcome changed", title_justify="left")
         for col in ("target", "rule", "column", "A", "B", "observed A -> B"):
             t.add_column(col, overflow="fold")
-        word = {True: "passed", False: "[red]failed[/red]", None: "not checked"}
+        word = {True: dash("passed"), False: dash("failed", "red"), None: dash("not checked")}
         for x in c.expectations:
-            t.add_row(x.target, x.rule, dash(x.column), word[x.passed_a], word[x.passed_b],
+            t.add_row(dash(x.target), dash(x.rule), dash(x.column), word[x.passed_a], word[x.passed_b],
                       _arrow(x.observed_a, x.observed_b))  # fmt: skip
         out.print(t)
     else:
@@ -219,5 +303,5 @@ def render_comparison(c: Comparison, a: RunRecord, b: RunRecord) -> None:
     for col in ("stage", "name", "A", "B"):
         t.add_column(col, justify="right" if col in ("A", "B") else "left")
     for x in [*c.timings, c.duration]:
-        t.add_row(x.stage, dash(x.name), seconds(x.a), seconds(x.b))
+        t.add_row(dash(x.stage), dash(x.name), seconds(x.a), seconds(x.b))
     out.print(t)

@@ -8,17 +8,17 @@ Example:
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ubunye.engines.locks import output_lock
+from ubunye.engines.paths import is_url, local_path, resolve_path
 from ubunye.exceptions import EngineError
 
 if TYPE_CHECKING:
     from ubunye.config import IOConfig
     from ubunye.hashing import FrameHash
-
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class Engine(Protocol):
@@ -29,8 +29,14 @@ class Engine(Protocol):
     def read(self, io: IOConfig, base_dir: Path) -> Any:
         """Read one input (paths relative to ``base_dir``; delta time travel from io.version/timestamp)."""
 
-    def write(self, frame: Any, io: IOConfig, base_dir: Path) -> None:
-        """Write one output with io.mode (overwrite | append)."""
+    def write(
+        self, frame: Any, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
+    ) -> None:
+        """Write one output with io.mode (overwrite | append), all of it or nothing (see ``engines.transaction``).
+
+        ``before_commit`` is called once the new data is completely written and staged, just before it is made
+        visible; if it raises, nothing is made visible and its exception propagates unchanged.
+        """
 
     def sql(self, query: str, sources: dict[str, Any]) -> Any:
         """Run a SQL query over the sources, each registered as a view under its name."""
@@ -60,48 +66,18 @@ class Engine(Protocol):
         """Engine facts for the record's environment (Spark: version, JVM version, session time zone)."""
 
 
-def is_url(path: str) -> bool:
-    """True for ``s3://...``, ``abfss://...``, ``file:///...``: paths that are not resolved locally."""
-    return bool(_URL.match(path))
-
-
-def resolve_path(path: str, base_dir: Path) -> str:
-    """A relative local path is taken relative to the usecase_dir; URLs and absolute paths are kept.
+def location(io: IOConfig, base_dir: Path) -> str:
+    """Where an input or output lives, as recorded: the resolved path, or ``table:<name>``.
 
     Example:
-        >>> resolve_path("data/x", Path("/u"))
-        '/u/data/x'
+        >>> from ubunye.config import IOConfig
+        >>> location(IOConfig("t", table="db.t"), Path("/u"))
+        'table:db.t'
     """
-    if is_url(path) or Path(path).is_absolute():
-        return path
-    return str((base_dir / path).resolve())
-
-
-def location(io: IOConfig, base_dir: Path) -> str:
-    """Where an input or output lives, as recorded: the resolved path, or ``table:<name>``."""
     if io.table is not None:
         return f"table:{io.table}"
     assert io.path is not None
     return resolve_path(io.path, base_dir)
-
-
-def new_part_file(io: IOConfig, folder: Path) -> Path:
-    """Prepare ``folder`` for one more part file (a folder of parts, as Spark writes) and return the part's path.
-
-    ``overwrite`` empties the folder first; ``append`` adds a part beside the others.
-    """
-    import shutil
-    import uuid
-
-    if folder.is_file():
-        if io.mode == "append":
-            msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
-            raise EngineError(msg)
-        folder.unlink()
-    elif folder.exists() and io.mode == "overwrite":
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"part-{uuid.uuid4().hex}.{io.format}"
 
 
 def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any = None) -> Engine:
@@ -122,4 +98,4 @@ def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any =
     raise EngineError(msg)
 
 
-__all__ = ["Engine", "get_engine", "is_url", "location", "new_part_file", "resolve_path"]
+__all__ = ["Engine", "get_engine", "is_url", "local_path", "location", "output_lock", "resolve_path"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,11 @@ import pandas as pd
 import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines import is_url, new_part_file, resolve_path
+from ubunye.engines import resolve_path, transaction
+from ubunye.engines.delta import write_delta
+from ubunye.engines.inputs import data_files
+from ubunye.engines.locks import output_lock
+from ubunye.engines.transaction import CommitHook
 from ubunye.exceptions import EngineError, HashError
 from ubunye.hashing import FrameHash, hash_frame
 
@@ -32,6 +37,23 @@ def _to_arrow(frame: pd.DataFrame) -> pa.Table:
         return to_arrow(frame)
     except HashError:
         return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def _write_part(table: pa.Table, io: IOConfig, part: Path) -> None:
+    """One part file: a folder of part files, as Spark writes them (so either engine reads what the other wrote)."""
+    if io.format == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, part)
+    elif io.format == "csv":
+        import pyarrow.csv as pcsv
+
+        sep = str(io.options.get("sep", io.options.get("delimiter", ",")))
+        pcsv.write_csv(table, part, pcsv.WriteOptions(delimiter=sep))
+    else:
+        with part.open("w", encoding="utf-8") as fh:
+            for row in table.to_pylist():
+                fh.write(json.dumps({k: v for k, v in row.items() if v is not None}, default=str) + "\n")
 
 
 def _timestamp(text: str) -> dt.datetime:
@@ -80,60 +102,55 @@ class PandasEngine:
     def _read_files(self, io: IOConfig, path: str) -> pa.Table:
         import pyarrow.dataset as ds
 
-        if not is_url(path) and not Path(path).exists():
-            msg = f"input {io.name!r}: no such file or folder: {path}"
-            raise EngineError(msg)
+        files = data_files(io, path)  # checked: no stray file, no empty folder, UTF-8 text (inputs.py)
+        if files == []:
+            return pa.table({})  # allow_empty, and no schema is declared: no rows, no columns
         fmt: Any = io.format
         if io.format == "csv":
             import pyarrow.csv as pcsv
 
             sep = str(io.options.get("sep", io.options.get("delimiter", ",")))
             fmt = ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter=sep))
-        return ds.dataset(path, format=fmt).to_table()
+        source = path if files is None else [str(f) for f in files]
+        return ds.dataset(source, format=fmt).to_table()
 
     # -- writing ---------------------------------------------------------------------------------------------------
-    def write(self, frame: pd.DataFrame, io: IOConfig, base_dir: Path) -> None:
+    def write(
+        self,
+        frame: pd.DataFrame,
+        io: IOConfig,
+        base_dir: Path,
+        *,
+        before_commit: Callable[[], None] | None = None,
+    ) -> None:
+        """Write one output, all of it or nothing (``engines.transaction``); ``before_commit`` runs just before
+        the new data becomes visible.
+
+        Example:
+            >>> import tempfile
+            >>> base = Path(tempfile.mkdtemp())
+            >>> PandasEngine().write(pd.DataFrame({"a": [1]}), IOConfig("o", format="parquet", path="o"), base)
+            >>> len(PandasEngine().read(IOConfig("o", format="parquet", path="o"), base))
+            1
+        """
         if io.table is not None:
             msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
             raise EngineError(msg)
         assert io.path is not None
         path = resolve_path(io.path, base_dir)
-        table = _to_arrow(frame)
+        hook = CommitHook(before_commit)
         try:
+            table = _to_arrow(frame)
             if io.format == "delta":
-                from deltalake import write_deltalake
-
-                write_deltalake(
-                    path,
-                    table,
-                    mode=io.mode,
-                    partition_by=io.partition_by or None,
-                    storage_options=io.storage_options or None,
-                )
+                with output_lock(path):  # a no-op for URLs; serialises local runs
+                    write_delta(table, io, path, hook)
             else:
-                self._write_files(table, io, Path(path))
-        except EngineError:
-            raise
+                transaction.write_parts(io, path, self.name, lambda part: _write_part(table, io, part), hook)
         except Exception as exc:
-            msg = f"output {io.name!r}: cannot write {io.format} to {path}: {type(exc).__name__}: {exc}"
-            raise EngineError(msg) from exc
-
-    def _write_files(self, table: pa.Table, io: IOConfig, folder: Path) -> None:
-        """A folder of part files, as Spark writes them (so either engine reads what the other wrote)."""
-        part = new_part_file(io, folder)
-        if io.format == "parquet":
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, part)
-        elif io.format == "csv":
-            import pyarrow.csv as pcsv
-
-            sep = str(io.options.get("sep", io.options.get("delimiter", ",")))
-            pcsv.write_csv(table, part, pcsv.WriteOptions(delimiter=sep))
-        else:
-            with part.open("w", encoding="utf-8") as fh:
-                for row in table.to_pylist():
-                    fh.write(json.dumps({k: v for k, v in row.items() if v is not None}, default=str) + "\n")
+            error = transaction.write_error(io, path, exc, hook)
+            if error is exc:
+                raise
+            raise error from exc
 
     # -- transforming ----------------------------------------------------------------------------------------------
     def _relation(self, query: str, sources: dict[str, Any]):

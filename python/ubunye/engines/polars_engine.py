@@ -14,13 +14,18 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from ubunye.config import IOConfig
-from ubunye.engines import is_url, new_part_file, resolve_path
+from ubunye.engines import local_path, resolve_path, transaction
+from ubunye.engines.delta import write_delta
+from ubunye.engines.inputs import data_files, has_partitions
+from ubunye.engines.locks import output_lock
+from ubunye.engines.transaction import CommitHook
 from ubunye.exceptions import EngineError
 from ubunye.hashing import FrameHash, hash_frame
 
@@ -34,6 +39,16 @@ def _sep(io: IOConfig) -> str:
     return str(io.options.get("sep", io.options.get("delimiter", ",")))
 
 
+def _write_part(frame: pl.DataFrame, io: IOConfig, part: Path) -> None:
+    """One part file, as Spark and the pandas engine write them."""
+    if io.format == "parquet":
+        frame.write_parquet(part)
+    elif io.format == "csv":
+        frame.write_csv(part, separator=_sep(io))
+    else:
+        frame.write_ndjson(part)
+
+
 class PolarsEngine:
     """Runs tasks in this process on polars DataFrames (eager; a LazyFrame a transform returns is collected)."""
 
@@ -45,52 +60,76 @@ class PolarsEngine:
             raise EngineError(msg)
         assert io.path is not None
         path = resolve_path(io.path, base_dir)
-        if not is_url(path) and not Path(path).exists():
-            msg = f"input {io.name!r}: no such file or folder: {path}"
-            raise EngineError(msg)
         try:
             if io.format == "delta":
+                local = local_path(path)
+                if local is not None and not local.exists():
+                    msg = f"input {io.name!r}: no such file or folder: {local}"
+                    raise EngineError(msg)
                 version: Any = _timestamp(io.timestamp) if io.timestamp is not None else io.version
                 return pl.read_delta(path, version=version, storage_options=io.storage_options or None)
-            source = path if is_url(path) or Path(path).is_file() else f"{path.rstrip('/')}/**/*.{io.format}"
-            if io.format == "parquet":
-                return pl.read_parquet(source, storage_options=io.storage_options or None)
-            if io.format == "csv":
-                return pl.read_csv(source, separator=_sep(io), storage_options=io.storage_options or None)
-            return pl.read_ndjson(source, storage_options=io.storage_options or None)
+            return self._read_files(io, path)
+        except EngineError:
+            raise
         except Exception as exc:  # polars and deltalake raise their own error types
             msg = f"input {io.name!r}: cannot read {io.format} at {path}: {type(exc).__name__}: {exc}"
             raise EngineError(msg) from exc
 
-    def write(self, frame: pl.DataFrame, io: IOConfig, base_dir: Path) -> None:
+    def _read_files(self, io: IOConfig, path: str) -> pl.DataFrame:
+        files = data_files(io, path)  # checked: no stray file, no empty folder, UTF-8 text (inputs.py)
+        if files == []:
+            return pl.DataFrame()  # allow_empty, and no schema is declared: no rows, no columns
+        storage = io.storage_options or None
+        if files is None:  # a URL: polars lists it
+            source: Any = path
+            hive: bool | None = None
+        else:
+            local = local_path(path)
+            assert local is not None
+            source = [str(f) for f in files]
+            hive = has_partitions(files, local) or None  # name=value folders become columns, as Spark reads them
+        glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
+        if io.format == "parquet":
+            return pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob).collect()
+        if io.format == "csv":
+            return pl.scan_csv(source, separator=_sep(io), storage_options=storage, glob=glob).collect()
+        return pl.scan_ndjson(source, storage_options=storage).collect()
+
+    def write(
+        self,
+        frame: pl.DataFrame,
+        io: IOConfig,
+        base_dir: Path,
+        *,
+        before_commit: Callable[[], None] | None = None,
+    ) -> None:
+        """Write one output, all of it or nothing (``engines.transaction``); ``before_commit`` runs just before
+        the new data becomes visible.
+
+        Example:
+            >>> import tempfile
+            >>> base = Path(tempfile.mkdtemp())
+            >>> PolarsEngine().write(pl.DataFrame({"a": [1]}), IOConfig("o", format="csv", path="o"), base)
+            >>> PolarsEngine().read(IOConfig("o", format="csv", path="o"), base).height
+            1
+        """
         if io.table is not None:
             msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
             raise EngineError(msg)
         assert io.path is not None
         path = resolve_path(io.path, base_dir)
+        hook = CommitHook(before_commit)
         try:
             if io.format == "delta":
-                options = {"partition_by": io.partition_by} if io.partition_by else None
-                frame.write_delta(
-                    path, mode=io.mode, storage_options=io.storage_options or None, delta_write_options=options
-                )
+                with output_lock(path):  # a no-op for URLs; serialises local runs
+                    write_delta(frame.to_arrow(), io, path, hook)
             else:
-                self._write_files(frame, io, Path(path))
-        except EngineError:
-            raise
+                transaction.write_parts(io, path, self.name, lambda part: _write_part(frame, io, part), hook)
         except Exception as exc:
-            msg = f"output {io.name!r}: cannot write {io.format} to {path}: {type(exc).__name__}: {exc}"
-            raise EngineError(msg) from exc
-
-    def _write_files(self, frame: pl.DataFrame, io: IOConfig, folder: Path) -> None:
-        """A folder of part files, as Spark and the pandas engine write them."""
-        part = new_part_file(io, folder)
-        if io.format == "parquet":
-            frame.write_parquet(part)
-        elif io.format == "csv":
-            frame.write_csv(part, separator=_sep(io))
-        else:
-            frame.write_ndjson(part)
+            error = transaction.write_error(io, path, exc, hook)
+            if error is exc:
+                raise
+            raise error from exc
 
     def sql(self, query: str, sources: dict[str, Any]) -> pl.DataFrame:
         frames = {name: self.native(frame) for name, frame in sources.items()}

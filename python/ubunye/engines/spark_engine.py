@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from ubunye.config import IOConfig
-from ubunye.engines import location
+from ubunye.engines import is_url, local_path, location, transaction
+from ubunye.engines.inputs import data_files
+from ubunye.engines.locks import output_lock
+from ubunye.engines.transaction import CommitHook
 from ubunye.exceptions import EngineError, JarNotFoundError
 from ubunye.hashing import FrameHash, hash_frame
 
@@ -107,6 +112,7 @@ class SparkEngine:
     def __init__(self, spark: Any = None, spark_conf: dict[str, str] | None = None) -> None:
         self._spark = spark
         self.spark_conf = dict(spark_conf or {})
+        self._default_fs_local: bool | None = None
 
     @property
     def spark(self) -> Any:
@@ -124,6 +130,29 @@ class SparkEngine:
         action = "read" if verb == "input" else "write"
         return EngineError(f"{verb} {io.name!r}: cannot {action} {io.format or 'table'} at {where}: {first}")
 
+    def local_root(self, where: str) -> Path | None:
+        """The driver-local path ``where`` names, or None when Spark resolves it elsewhere (HDFS, DBFS, s3...).
+
+        A ``file://`` URL is local; a plain path is local when the session's default filesystem (fs.defaultFS)
+        is ``file:``; on Spark Connect, where the client cannot see the server's filesystem, it is not.
+
+        Example:
+            >>> SparkEngine(spark=object()).local_root("s3://bucket/out") is None
+            True
+        """
+        if is_url(where):
+            return local_path(where)
+        if self._default_fs_local is None:
+            self._default_fs_local = self._default_fs_is_local()
+        return Path(where) if self._default_fs_local else None
+
+    def _default_fs_is_local(self) -> bool:
+        try:
+            default_fs = self.spark.sparkContext._jsc.hadoopConfiguration().get("fs.defaultFS")
+        except Exception:  # Spark Connect: no JVM here, and the server's disk is not ours to rename on
+            return False
+        return str(default_fs or "file:///").startswith("file:")
+
     def read(self, io: IOConfig, base_dir: Path) -> Any:
         where = location(io, base_dir)
         options = {str(k): str(v) for k, v in io.options.items()}
@@ -134,30 +163,87 @@ class SparkEngine:
         if io.timestamp is not None:
             options["timestampAsOf"] = io.timestamp
         try:
+            if io.table is None and io.format in ("parquet", "csv", "json"):
+                local = self.local_root(where)
+                # Checked as on the other engines: no stray file, no empty folder, UTF-8 text (inputs.py).
+                if local is not None and data_files(io, str(local)) == []:
+                    from pyspark.sql.types import StructType
+
+                    return self.spark.createDataFrame([], StructType([]))  # allow_empty, no declared schema
             reader = self.spark.read.options(**options)
             if io.table is not None:
                 return reader.table(io.table)
             return reader.format(io.format).load(where)
+        except EngineError:
+            raise
         except Exception as exc:
             raise self._fail(io, "input", where, exc) from exc
 
-    def write(self, frame: Any, io: IOConfig, base_dir: Path) -> None:
+    def write(
+        self, frame: Any, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
+    ) -> None:
+        """Write one output, all of it or nothing.
+
+        A local parquet/csv/json folder: Spark writes into a staging sibling, which is swapped in whole
+        (``engines.transaction``); ``before_commit`` runs just before the swap. Delta and catalog tables commit
+        through Delta's log (or the catalog) in Spark's one save job, so ``before_commit`` runs just before it.
+        Overwriting parquet/csv/json elsewhere (HDFS, DBFS, object stores) is refused; appending there is Spark's.
+
+        Example:
+            >>> engine = SparkEngine(spark=object())
+            >>> engine.write(None, IOConfig("o", format="csv", path="s3://b/o"), Path("/u"))
+            Traceback (most recent call last):
+            ubunye.exceptions.EngineError: output 'o': cannot overwrite csv at s3://b/o safely: ...
+        """
         where = location(io, base_dir)
         options = {str(k): str(v) for k, v in io.options.items()}
         if io.format == "csv":
             options = {"header": "true", **options}
+        hook = CommitHook(before_commit)
+        local = None if io.table is not None else self.local_root(where)
+        if io.table is None and io.format != "delta" and local is None and io.mode == "overwrite":
+            transaction.refuse_remote_overwrite(io, where)
         try:
-            writer = frame.write.mode(io.mode).options(**options)
+            writer = frame.write.options(**options)
             if io.partition_by:
                 writer = writer.partitionBy(*io.partition_by)
             if io.format is not None:
                 writer = writer.format(io.format)
             if io.table is not None:
-                writer.saveAsTable(io.table)
+                hook()
+                writer.mode(io.mode).saveAsTable(io.table)
+            elif io.format == "delta" or local is None:
+                with output_lock(str(local)) if local is not None else nullcontext():
+                    hook()
+                    writer.mode(io.mode).save(where)
             else:
-                writer.save(where)
+                if io.mode == "append":
+                    stage = transaction.merge(io, local, hook)
+                elif io.partition_by and self._dynamic_overwrite(options):
+                    stage = transaction.merge(io, local, hook, partitions_only=True)
+                else:
+                    stage = transaction.overwrite(io, local, hook)
+                with stage as staging:
+                    # Spark's overwrite deletes before it writes: here it deletes only our empty staging folder.
+                    writer.mode("overwrite").save(f"file://{staging}" if is_url(where) else str(staging))
         except Exception as exc:
+            if hook.raised is not None:
+                if hook.raised is exc:
+                    raise
+                raise hook.raised from exc
+            if isinstance(exc, EngineError):
+                raise
             raise self._fail(io, "output", where, exc) from exc
+
+    def _dynamic_overwrite(self, options: dict[str, str]) -> bool:
+        """Spark's partitionOverwriteMode=dynamic: an overwrite replaces only the partitions it writes."""
+        mode = options.get("partitionOverwriteMode")
+        if mode is None:
+            try:
+                mode = self.spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+            except Exception:
+                mode = "static"
+        return str(mode).lower() == "dynamic"
 
     def _views(self, sources: dict[str, Any]) -> list[str]:
         for name, frame in sources.items():

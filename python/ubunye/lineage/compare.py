@@ -264,6 +264,10 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _pairs(side: str, a: list[DatasetRecord], b: list[DatasetRecord]) -> list[DatasetDiff]:
     by_a, by_b = {d.name: d for d in a}, {d.name: d for d in b}
     names = list(by_a) + [n for n in by_b if n not in by_a]
@@ -291,8 +295,14 @@ def _timings(a: RunRecord, b: RunRecord) -> list[TimingPair]:
     return [TimingPair(s, n, by_a.get((s, n)), by_b.get((s, n))) for s, n in keys]
 
 
-def compare_records(a: RunRecord, b: RunRecord) -> Comparison:
+def compare_records(a: RunRecord, b: RunRecord, states: tuple[str, str] | None = None) -> Comparison:
     """Compare run A (usually the older) with run B.
+
+    ``states`` are the runs' states as readers show them (:func:`ubunye.lineage.liveness.run_state`, which
+    looks at processes, so it is worked out by the caller: this module does no I/O); by default their statuses.
+    An ``interrupted`` run is treated like a failed one: its state is what ``status`` compares, a note says it
+    did not finish, and its outputs are compared by the hashes its record holds (an output its last checkpoint
+    reached carries the hash of the data being committed), never assumed to be the other run's.
 
     Example:
         >>> from ubunye.lineage.record import RunRecord
@@ -309,7 +319,7 @@ def compare_records(a: RunRecord, b: RunRecord) -> Comparison:
         for k in sorted(set(env_a[engine_key]) | set(env_b[engine_key])):
             facts.append(_field(f"{engine_key}.{k}", env_a[engine_key].get(k), env_b[engine_key].get(k)))
     packages: list[PackageMove] = []
-    pk_a, pk_b = env_a.get("packages") or {}, env_b.get("packages") or {}
+    pk_a, pk_b = _mapping(env_a.get("packages")), _mapping(env_b.get("packages"))
     if pk_a and pk_b:
         for name in list(pk_a) + [n for n in pk_b if n not in pk_a]:
             if pk_a.get(name) != pk_b.get(name):
@@ -334,15 +344,19 @@ def compare_records(a: RunRecord, b: RunRecord) -> Comparison:
                      "are not compared")  # fmt: skip
     if a.identity != b.identity:
         notes.append(f"different tasks: {'/'.join(a.identity)} and {'/'.join(b.identity)}")
-    for r, label in ((a, "A"), (b, "B")):
-        if r.status != "success":
-            notes.append(f"run {label} {r.status}" + (f" in {r.error.stage}: {r.error.message}" if r.error else ""))
+    state_a, state_b = states or (a.status, b.status)
+    for r, label, state in ((a, "A", state_a), (b, "B", state_b)):
+        if state == "interrupted":
+            notes.append(f"run {label} interrupted: its process is gone, the record holds the evidence of its last "
+                         "checkpoint")  # fmt: skip
+        elif state != "success":
+            notes.append(f"run {label} {state}" + (f" in {r.error.stage}: {r.error.message}" if r.error else ""))
     return Comparison(
         run_a=a.run_id,
         run_b=b.run_id,
         outputs=_pairs("output", a.outputs, b.outputs),
         inputs=_pairs("input", a.inputs, b.inputs),
-        status=_field("status", a.status, b.status),
+        status=_field("status", state_a, state_b),
         code=_field("code_hash", a.code_hash, b.code_hash),
         config=config,
         config_keys=config_keys,

@@ -1,16 +1,28 @@
-"""The run record (record_version 2, ADR 006) and loading of older (v1) records.
+"""The run record (record_version 2, ADR 006), loading of older (v1) records, and the check of every field.
+
+A record read back is data from a file, not an object ubunye made: :meth:`RunRecord.from_dict` checks the type
+of every field (``bool`` is not ``int``, a number is finite), that the identity fields are plain names, and
+refuses anything else with a :class:`MalformedRecord` naming the file and the field.
 
 Example:
     >>> r = RunRecord(run_id="r1", usecase="u", package="p", task="t")
     >>> RunRecord.from_dict(r.to_dict()) == r
     True
-    >>> RunRecord.from_dict({"run_id": "old", "outputs": [{"name": "o", "data_hash": "sha256:ab"}]}).record_version
+    >>> old = {"run_id": "old", "usecase": "u", "package": "p", "task_name": "t", "status": "error"}
+    >>> RunRecord.from_dict(old).record_version
     1
+    >>> RunRecord.from_dict({**r.to_dict(), "outputs": [{"name": "o", "row_count": "4"}]}, "/x/r1.json")
+    Traceback (most recent call last):
+    ubunye.lineage.record.MalformedRecord: /x/r1.json: outputs[0].row_count: expected int or null, got str
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+import functools
+import math
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from ubunye.exceptions import RecordError
@@ -18,6 +30,26 @@ from ubunye.exceptions import RecordError
 RECORD_VERSION = 2
 STATUSES = ("running", "success", "failed")
 STAGES = ("config", "setup", "read", "hash", "transform", "expectations", "write", "monitor")
+#: Longest usecase, package, task or run id: a file name (``<run_id>.json``) may have at most 255 bytes.
+MAX_NAME_BYTES = 250
+
+# Bounds a field's number must respect, in the dataclass field's metadata.
+_NON_NEGATIVE = {"min": 0}
+_PID = {"min": 1, "max": 2**31 - 1}  # 0 and -1 mean "the process group" / "every process" to kill(2)
+
+
+class MalformedRecord(RecordError):
+    """A record file whose content is not a valid run record; ``path`` and ``field`` say where.
+
+    Example:
+        >>> str(MalformedRecord("expected int, got str", "/x/r.json", "outputs[1].row_count"))
+        '/x/r.json: outputs[1].row_count: expected int, got str'
+    """
+
+    def __init__(self, reason: str, path: str | None = None, field: str | None = None) -> None:
+        self.reason, self.path, self.field = reason, path, field
+        parts = (printable(path) if path else None, printable(field) if field else None, reason)
+        super().__init__(": ".join(x for x in parts if x))
 
 
 @dataclass
@@ -31,14 +63,14 @@ class DatasetRecord:
     name: str
     format: str | None = None
     location: str | None = None
-    row_count: int | None = None
+    row_count: int | None = field(default=None, metadata=_NON_NEGATIVE)
     schema_hash: str | None = None
     data_hash: str | None = None
     hash_method: str | None = None
     hash_error: str | None = None
     schema: str | None = None
     mode: str | None = None
-    version: int | None = None
+    version: int | None = field(default=None, metadata=_NON_NEGATIVE)
     timestamp: str | None = None
     written: bool | None = None
 
@@ -49,7 +81,7 @@ class Timing:
 
     stage: str
     name: str | None
-    seconds: float
+    seconds: float = field(metadata=_NON_NEGATIVE)
 
 
 @dataclass
@@ -77,6 +109,20 @@ class ErrorInfo:
 
 
 @dataclass
+class ProcessInfo:
+    """The process that ran the task, so a reader can tell a run still going from one whose process died.
+
+    ``started`` is ``<start time in clock ticks since boot>@<boot id>`` (Linux ``/proc``; the boot id is left
+    out when unreadable, the whole of it is None where there is no ``/proc``): a pid reused by another process,
+    or the same pid after a reboot, has another one. See :mod:`ubunye.lineage.liveness`.
+    """
+
+    host: str
+    pid: int = field(metadata=_PID)
+    started: str | None = None
+
+
+@dataclass
 class RunRecord:
     """Everything one run of a task left behind. ``to_dict`` is the JSON stored on disk."""
 
@@ -88,14 +134,15 @@ class RunRecord:
     status: str = "running"
     started_at: str | None = None
     ended_at: str | None = None
-    duration_seconds: float | None = None
+    duration_seconds: float | None = field(default=None, metadata=_NON_NEGATIVE)
     ubunye_version: str | None = None
     backend: str | None = None
     entry_point: str | None = None
+    process: ProcessInfo | None = None
     usecase_dir: str | None = None
     model: str | None = None
     task_version: str | None = None
-    template_vars: dict[str, Any] = field(default_factory=dict)
+    template_vars: dict[str, str | None] = field(default_factory=dict)
     config_hash: str | None = None
     config: dict[str, Any] | None = None
     code_hash: str | None = None
@@ -121,76 +168,270 @@ class RunRecord:
         return {"record_version": out.pop("record_version"), **out, **extra}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], path: str | None = None) -> RunRecord:
-        """Load a stored record of version 1 or 2.
+    def from_dict(cls, data: Any, path: str | None = None) -> RunRecord:
+        """Load a stored record of version 1 or 2, checking every field.
 
         A record without ``record_version`` is version 1: it loads with the v2 fields empty (no code_hash,
-        no environment, no inputs, timings or expectations) and outputs without a hash_method.
+        no environment, no inputs, timings or expectations) and outputs without a hash_method. Keys this
+        version does not know are kept in ``extra`` (top level) or ignored (inside a dataset, timing, ...).
 
         Raises:
-            RecordError: the record is of a newer version than this ubunye reads, or not a record at all.
+            MalformedRecord: not a JSON object; a record_version this ubunye does not read; a field missing or
+                of the wrong type (``outputs[1].row_count: expected int or null, got str``), a number that is
+                not finite or out of range, a status that is not running, success or failed, or an identity
+                field (run_id, usecase, package, task) that is not a plain name (see :func:`unsafe_name`).
+
+        Example:
+            >>> RunRecord.from_dict({"run_id": "r", "usecase": "u", "package": "p", "task": "t", "status": 1})
+            Traceback (most recent call last):
+            ubunye.lineage.record.MalformedRecord: status: expected str, got int
         """
-        where = f"{path}: " if path else ""
         if not isinstance(data, dict):
-            msg = f"{where}not a run record (expected a JSON object)"
-            raise RecordError(msg)
-        version = data.get("record_version", 1)
-        if not isinstance(version, int) or version < 1:
-            msg = f"{where}bad record_version {version!r}"
-            raise RecordError(msg)
-        if version > RECORD_VERSION:
-            msg = f"{where}record_version {version} is newer than this ubunye reads ({RECORD_VERSION}); upgrade ubunye"
-            raise RecordError(msg)
+            msg = f"not a run record (expected a JSON object, got {_kind(data)})"
+            raise MalformedRecord(msg, path)
+        version = _record_version(data, path)
+        original = data
         if version == 1:
-            data = _v1_names(data)
-        known = {f.name for f in fields(cls)}
-        kwargs: dict[str, Any] = {k: v for k, v in data.items() if k in known and k != "extra"}
-        missing = [k for k in ("run_id", "usecase", "package", "task") if k not in kwargs]
-        if "run_id" in missing:
-            msg = f"{where}not a run record (no run_id)"
-            raise RecordError(msg)
-        for k in missing:
-            kwargs[k] = ""
-        kwargs["record_version"] = version
-        kwargs["extra"] = {k: v for k, v in data.items() if k not in known}
+            data = _v1(data)
+        for name in ("run_id", "status"):  # defaults for code that builds a record, never for a file
+            if name not in data:
+                raise MalformedRecord("missing" + (": not a run record" if name == "run_id" else ""), path, name)
         try:
-            kwargs["inputs"] = [_dataset(d) for d in data.get("inputs") or []]
-            kwargs["outputs"] = [_dataset(d) for d in data.get("outputs") or []]
-            kwargs["timings"] = [Timing(**_only(Timing, d)) for d in data.get("timings") or []]
-            kwargs["expectations"] = [
-                ExpectationResult(**_only(ExpectationResult, d)) for d in data.get("expectations") or []
-            ]
-            err = data.get("error")
-            if isinstance(err, str):  # v1 kept the message only
-                err = {"type": "Error", "message": err, "stage": "unknown"}
-            kwargs["error"] = None if err is None else ErrorInfo(**_only(ErrorInfo, err))
-        except (TypeError, AttributeError) as exc:
-            msg = f"{where}malformed run record: {exc}"
-            raise RecordError(msg) from exc
-        if version == 1:
-            for k in ("environment", "template_vars"):
-                kwargs[k] = kwargs.get(k) or {}
-        return cls(**kwargs)
+            record = _load(cls, data, "", path)
+        except MalformedRecord as exc:
+            raise _as_written(exc, original) from None
+        record.record_version = version
+        record.extra = {k: v for k, v in data.items() if k not in _field_names(cls)}
+        for name in ("run_id", "usecase", "package", "task"):
+            why = unsafe_name(getattr(record, name))
+            if why:
+                raise MalformedRecord(f"not a plain name ({why}): {_quote(getattr(record, name))}", path, name)
+        if record.status not in STATUSES:
+            msg = f"expected one of {', '.join(STATUSES)}, got {_quote(record.status)}"
+            raise MalformedRecord(msg, path, "status")
+        if "packages" in record.environment:  # name -> version or null (absent), as capture_environment makes it
+            _value(record.environment["packages"], dict[str, str | None], "environment.packages", path)
+        return record
+
+
+def unsafe_name(value: str) -> str | None:
+    """Why ``value`` cannot be a usecase, package, task or run id (a folder or file name of the store), or None.
+
+    Refused: empty, longer than 250 bytes, ``.``-first (``.`` and ``..``, and hidden files, which the store
+    skips as writes in progress), a ``/`` or ``\\``, a control or invisible formatting character (which could
+    move the terminal's cursor or reorder what is shown). Anything else is a name: spaces, brackets, letters of
+    any script.
+
+    Example:
+        >>> unsafe_name("revenue"), unsafe_name("[bold]x"), unsafe_name("../x"), unsafe_name("a\\x1b[2J")
+        (None, None, "starts with '.'", 'contains U+001B')
+    """
+    if not isinstance(value, str) or not value:
+        return "empty"
+    if value.startswith("."):
+        return "starts with '.'"
+    for ch in value:
+        if ch in "/\\":
+            return f"contains {ch!r}"
+        if not ch.isprintable():
+            return f"contains U+{ord(ch):04X}"
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        return f"longer than {MAX_NAME_BYTES} bytes"
+    return None
+
+
+def printable(text: str) -> str:
+    r"""``text`` with every character a terminal would act on (control, invisible formatting, line breaks)
+    shown as an escape, so a name, path or message from a file prints as what it is, on one line.
+
+    Example:
+        >>> printable("data/x\x1b[2J\nend"), printable("plain text [bold]")
+        ('data/x\\x1b[2J\\nend', 'plain text [bold]')
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
+
+
+def _escape(ch: str) -> str:
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if ch in named:
+        return named[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _quote(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- versions ------------------------------------------------------------------------------------------------------
+
+
+def _record_version(data: dict[str, Any], path: str | None) -> int:
+    version = data.get("record_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        shown = _quote(version) if isinstance(version, int | str) and not isinstance(version, bool) else _kind(version)
+        msg = f"expected an int >= 1 (a record version), got {shown}"
+        raise MalformedRecord(msg, path, "record_version")
+    if version > RECORD_VERSION:
+        msg = f"record_version {version} is newer than this ubunye reads ({RECORD_VERSION}); upgrade ubunye"
+        raise MalformedRecord(msg, path)
+    return version
 
 
 #: Pre-0.7 records (ubunye's RunContext) named some fields differently.
 _V1_ALIASES = {"task_name": "task", "duration_sec": "duration_seconds", "version": "task_version"}
 
 
-def _v1_names(data: dict[str, Any]) -> dict[str, Any]:
+def _v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A v1 record in v2 names and shapes (the values are checked afterwards like any other record's)."""
     out = {_V1_ALIASES.get(k, k): v for k, v in data.items() if not (k in _V1_ALIASES and _V1_ALIASES[k] in data)}
     if out.get("status") == "error":
         out["status"] = "failed"
+    for k in ("environment", "template_vars"):
+        if out.get(k) is None:
+            out[k] = {}
+    if isinstance(out.get("error"), str):  # v1 kept the message only
+        out["error"] = {"type": "Error", "message": out["error"], "stage": "unknown"}
+    for side in ("inputs", "outputs"):
+        if isinstance(out.get(side), list):
+            out[side] = [_v1_dataset(d) for d in out[side]]
     return out
 
 
-def _only(kind: type, data: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in fields(kind)}
-    return {k: v for k, v in data.items() if k in names}
+def _as_written(exc: MalformedRecord, original: dict[str, Any]) -> MalformedRecord:
+    """The error naming the field as the file spells it (a v1 ``duration_sec``, not ``duration_seconds``)."""
+    head, sep, rest = (exc.field or "").partition(".")
+    alias = next((old for old, new in _V1_ALIASES.items() if new == head and old in original), None)
+    if alias is None or head in original:
+        return exc
+    return MalformedRecord(exc.reason, exc.path, alias + sep + rest)
 
 
-def _dataset(data: dict[str, Any]) -> DatasetRecord:
-    data = dict(data)
-    if "data_hash" not in data and "hash" in data:  # some v1 writers
-        data["data_hash"] = data["hash"]
-    return DatasetRecord(**_only(DatasetRecord, data))
+def _v1_dataset(data: Any) -> Any:
+    if isinstance(data, dict) and "data_hash" not in data and "hash" in data:  # some v1 writers
+        return {**data, "data_hash": data["hash"]}
+    return data
+
+
+# --- the check of every field --------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+@functools.cache
+def _field_names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls) if f.name != "extra")
+
+
+def _join(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def _kind(value: Any) -> str:
+    """How a JSON value is named in a message: its Python type, ``null``, or ``NaN`` / ``Infinity``."""
+    if value is None:
+        return "null"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return type(value).__name__
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        named = [_describe(a) for a in typing.get_args(hint) if a is not type(None)]
+        return " or ".join(named) + (" or null" if type(None) in typing.get_args(hint) else "")
+    if is_dataclass(hint) or origin is dict:
+        return "dict"
+    if origin is list:
+        return "list"
+    return getattr(hint, "__name__", str(hint))
+
+
+def _load(cls: type, data: dict[str, Any], where: str, path: str | None) -> Any:
+    """An instance of the dataclass ``cls`` from ``data`` (a dict), every field checked against its hint."""
+    hints, kwargs = _hints(cls), {}
+    for f in fields(cls):
+        if f.name == "extra":
+            continue
+        at = _join(where, f.name)
+        if f.name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise MalformedRecord("missing", path, at)
+            continue
+        value = _value(data[f.name], hints[f.name], at, path)
+        _bounds(value, f.metadata, at, path)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def _bounds(value: Any, bounds: Any, at: str, path: str | None) -> None:
+    if value is None or not bounds:
+        return
+    low, high = bounds.get("min"), bounds.get("max")
+    if low is not None and value < low:
+        raise MalformedRecord(f"expected a number >= {low}, got {_quote(value)}", path, at)
+    if high is not None and value > high:
+        raise MalformedRecord(f"expected a number <= {high}, got {_quote(value)}", path, at)
+
+
+def _value(value: Any, hint: Any, at: str, path: str | None) -> Any:
+    """``value`` checked against the type hint of its field (the hints the dataclasses above use)."""
+    declared, nullable = hint, False
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = typing.get_args(hint)
+        nullable = type(None) in args
+        (hint,) = (a for a in args if a is not type(None))  # the record's fields are "X" or "X | None" only
+    if hint is Any:
+        return value
+    if value is None:
+        if nullable:
+            return None
+        raise _wrong(value, declared, at, path)
+    origin = typing.get_origin(hint) or hint
+    if is_dataclass(hint) or origin is dict:
+        if not isinstance(value, dict):
+            raise _wrong(value, declared, at, path)
+        if is_dataclass(hint):
+            return _load(hint, value, at, path)
+        (_, item) = typing.get_args(hint)
+        return dict(value) if item is Any else {k: _value(v, item, _join(at, k), path) for k, v in value.items()}
+    if origin is list:
+        if not isinstance(value, list):
+            raise _wrong(value, declared, at, path)
+        (item,) = typing.get_args(hint)
+        return [_value(v, item, f"{at}[{i}]", path) for i, v in enumerate(value)]
+    if hint is bool:
+        ok = isinstance(value, bool)
+    elif hint is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif hint is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and _finite(value)
+    elif hint is str:
+        ok = isinstance(value, str)
+    else:  # a field declared with a type this loader does not check: a bug here, not in the file
+        msg = f"RunRecord loader has no check for {hint!r} ({at})"
+        raise TypeError(msg)
+    if not ok:
+        raise _wrong(value, declared, at, path)
+    return value
+
+
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large to be a float: no duration, no seconds
+        return False
+
+
+def _wrong(value: Any, hint: Any, at: str, path: str | None) -> MalformedRecord:
+    got = _kind(value)
+    if isinstance(value, int) and not isinstance(value, bool) and not _finite(value):
+        got = "an int too large for a float"
+    return MalformedRecord(f"expected {_describe(hint)}, got {got}", path, at)

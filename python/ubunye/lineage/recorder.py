@@ -1,4 +1,5 @@
-"""``LineageRecorder``: the monitor that writes the run record, at start (running) and at the end."""
+"""``LineageRecorder``: the monitor that writes the run record: at start (running), at each checkpoint the runner
+calls (still running, with the evidence so far) and at the end."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import ubunye
 from ubunye.lineage.environment import canonical_hash, capture_environment, code_hash, environment_hash
-from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, RunRecord, Timing
+from ubunye.lineage.liveness import process_facts
+from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, ProcessInfo, RunRecord, Timing
 from ubunye.lineage.redact import redact_config, redact_record
 from ubunye.lineage.secrets import secret_values
 from ubunye.lineage.store import RecordStore
@@ -29,12 +31,14 @@ class LineageRecorder:
         sample_fraction: accepted so old configs load; ignored (every row is hashed), with a warning.
 
     Example:
-        >>> LineageRecorder(hash_inputs=False).hash_inputs
-        False
+        >>> LineageRecorder(hash_inputs=False).hash_inputs, LineageRecorder.essential
+        (False, True)
     """
 
     name = "lineage"
     wants_hashes = True
+    #: The runner does not swallow this monitor's errors: a run whose record cannot be written does not start.
+    essential = True
 
     def __init__(self, hash_inputs: bool = True, store: RecordStore | None = None, sample_fraction: Any = None) -> None:
         if sample_fraction is not None:
@@ -71,9 +75,29 @@ class LineageRecorder:
             environment=env,
             environment_hash=environment_hash(env),
             hash_inputs=self.hash_inputs,
+            process=ProcessInfo(**process_facts()),
         )
-        self.record = redact_record(self.record, _secrets(context))
-        self.path = self._store(context).write(self.record)
+        self._write(context)
+
+    def task_checkpoint(
+        self,
+        context: RunContext,
+        outputs: list[DatasetRecord] | None = None,
+        error: ErrorInfo | None = None,
+        inputs: list[DatasetRecord] | None = None,
+        expectations: list[ExpectationResult] | None = None,
+        timings: list[Timing] | None = None,
+        **_: Any,
+    ) -> None:
+        """Write the evidence gathered so far, the status still ``running``.
+
+        The runner calls it just before committing each output: a run killed after its output was swapped in
+        still leaves a record holding that output's hash (and is shown ``interrupted`` once its process is
+        gone). Takes task_end's arguments; ``status``, ``ended_at`` and ``duration`` are ignored, the run has
+        not ended.
+        """
+        self._evidence(context, outputs, error, inputs, expectations, timings)
+        self._write(context)
 
     def task_end(
         self,
@@ -89,20 +113,42 @@ class LineageRecorder:
         **_: Any,
     ) -> None:
         """Complete the record (status, evidence, error) and write it again, atomically."""
+        record = self._evidence(context, outputs, error, inputs, expectations, timings)
+        record.status = status
+        record.ended_at = ended_at
+        record.duration_seconds = round(duration, 6)
+        self._write(context)
+
+    def _evidence(
+        self,
+        context: RunContext,
+        outputs: list[DatasetRecord] | None,
+        error: ErrorInfo | None,
+        inputs: list[DatasetRecord] | None,
+        expectations: list[ExpectationResult] | None,
+        timings: list[Timing] | None,
+    ) -> RunRecord:
+        """The record of this run (started if task_start was not called), holding the evidence given."""
         if self.record is None or self.record.run_id != context.run_id:
             self.task_start(context)
         assert self.record is not None
-        self.record.status = status
-        self.record.ended_at = ended_at
-        self.record.duration_seconds = round(duration, 6)
         self.record.inputs = list(inputs or [])
-        self.record.outputs = list(outputs)
+        self.record.outputs = list(outputs or [])
         self.record.timings = list(timings or [])
         self.record.expectations = list(expectations or [])
         self.record.error = error
+        return self.record
+
+    def _write(self, context: RunContext) -> None:
+        """Mask, then write atomically: every write of the record, start, checkpoint or end, goes through here."""
+        assert self.record is not None
+        process = self.record.process
         # Every string of the record (locations, errors, hash errors, expectations, timings...) is masked by
         # key, shape and remembered value; copies, so the runner's objects are left as they were.
         self.record = redact_record(self.record, _secrets(context))
+        # The process facts are ubunye's own, like the environment: a hostname that happened to contain a
+        # remembered value must not become "***", or no reader could tell whether the run is still going.
+        self.record.process = process
         self.path = self._store(context).write(self.record)
 
 

@@ -1,0 +1,186 @@
+"""Inputs are not guessed: the data files of a local parquet/csv/json input, listed and checked before reading.
+
+- A name starting with ``.`` or ``_`` (``_SUCCESS``, ``.part-0.crc``, ubunye's staging, old and lock siblings)
+  is skipped, as Spark skips it; a ``_k=v`` folder is a partition, not hidden.
+- Every other file must carry the format's extension (``.parquet``; ``.csv``; ``.json``, ``.jsonl``,
+  ``.ndjson``; text may add ``.gz``, ``.bz2`` or ``.zst``), else an error names the file: a README or a ``.csv``
+  in a parquet folder is not read as data, nor silently left out.
+- A folder inside must be a partition (``name=value``) or hidden, else an error names it.
+- A folder with no data files is an error naming the input and the folder, unless the input says
+  ``allow_empty: true`` (then the engine returns an empty table: no columns, as no schema is declared).
+- csv and json text must be UTF-8: an error names the file, the byte offset and the line of the first bad byte.
+
+URL inputs other than ``file://`` are listed by the engine's own reader (no local listing to check).
+
+Example:
+    >>> import tempfile
+    >>> from ubunye.config import IOConfig
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "part-0.csv").write_text("a\\n1\\n"); _ = (folder / "_SUCCESS").write_text("")
+    >>> [p.name for p in data_files(IOConfig("i", format="csv", path=str(folder)), str(folder))]
+    ['part-0.csv']
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ubunye.engines.locks import lock_timeout, output_lock
+from ubunye.engines.paths import is_hidden, local_path, siblings
+from ubunye.engines.swap import recover
+from ubunye.exceptions import EngineError
+
+if TYPE_CHECKING:
+    from ubunye.config import IOConfig
+
+EXTENSIONS = {"parquet": (".parquet",), "csv": (".csv",), "json": (".json", ".jsonl", ".ndjson")}
+#: Compression a text input may add, as pyarrow and polars read it (and as Spark's codecs name it).
+COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd"}
+_CHUNK = 1 << 20
+
+
+def data_files(io: IOConfig, path: str) -> list[Path] | None:
+    """The checked data files of the input at ``path`` (sorted), or None for a URL the reader must list itself.
+
+    Raises EngineError (naming the input and the file or folder) for each rule in the module's docstring.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> data_files(IOConfig("i", format="parquet"), "s3://bucket/i") is None
+        True
+    """
+    root = local_path(path)
+    if root is None:
+        return None
+    if not os.path.lexists(root):
+        _recover(root)
+    if not root.exists():
+        msg = f"input {io.name!r}: no such file or folder: {root}"
+        raise EngineError(msg)
+    files = [root] if root.is_file() else _listing(io, root, root)
+    if not files and not io.allow_empty:
+        msg = (
+            f"input {io.name!r}: the folder {root} holds no {io.format} data files (hidden files such as "
+            "_SUCCESS and .crc do not count); set allow_empty: true to read it as an empty table"
+        )
+        raise EngineError(msg)
+    if io.format in ("csv", "json"):
+        for file in files:
+            check_utf8(io, file)
+    return files
+
+
+def has_partitions(files: list[Path], root: Path) -> bool:
+    """Whether any file sits in a ``name=value`` folder under ``root``.
+
+    Example:
+        >>> has_partitions([Path("/d/k=1/p.parquet")], Path("/d")), has_partitions([Path("/d/p.parquet")], Path("/d"))
+        (True, False)
+    """
+    return any(len(f.relative_to(root).parts) > 1 for f in files)
+
+
+def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
+    found: list[Path] = []
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if is_hidden(entry.name):
+                continue
+            here = folder / entry.name
+            if entry.is_dir():
+                if "=" not in entry.name:
+                    msg = (
+                        f"input {io.name!r}: {here} is a folder inside the {io.format} data folder {root} but not "
+                        "a partition (name=value): move it out, or hide it with a leading _ or ."
+                    )
+                    raise EngineError(msg)
+                found.extend(_listing(io, root, here))
+            elif _is_data_file(io.format or "", entry.name):
+                found.append(here)
+            else:
+                msg = (
+                    f"input {io.name!r}: {here} is not a {io.format} file (a {io.format} input reads files ending "
+                    f"in {', '.join(_suffixes(io.format or ''))}): move it out of {root}, or hide it with a "
+                    "leading _ or ."
+                )
+                raise EngineError(msg)
+    return found
+
+
+def _suffixes(fmt: str) -> list[str]:
+    plain = list(EXTENSIONS.get(fmt, ()))
+    if fmt == "parquet":
+        return plain
+    return plain + [p + c for p in plain for c in COMPRESSION]
+
+
+def _is_data_file(fmt: str, name: str) -> bool:
+    return name.lower().endswith(tuple(_suffixes(fmt)))
+
+
+def check_utf8(io: IOConfig, file: Path) -> None:
+    """Raise EngineError naming ``file`` (offset and line of the first bad byte) unless it is UTF-8 text.
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> bad = Path(tempfile.mkdtemp()) / "x.csv"
+        >>> _ = bad.write_bytes(b"a\\n\\xff\\n")
+        >>> check_utf8(IOConfig("i", format="csv"), bad)
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'i': .../x.csv is not UTF-8 text (byte 0xff at offset 2, line 2); ...
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, lines = 0, 0
+    with _open_text(file) as fh:
+        while True:
+            chunk = fh.read(_CHUNK)
+            pending = len(decoder.getstate()[0])
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                data = bytes(exc.object)
+                at = offset - pending + exc.start
+                line = lines + data[pending : max(exc.start, pending)].count(b"\n") + 1
+                msg = (
+                    f"input {io.name!r}: {file} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {at}, "
+                    f"line {line}); {io.format} inputs are read as UTF-8: re-encode the file"
+                )
+                raise EngineError(msg) from None
+            if not chunk:
+                return
+            offset += len(chunk)
+            lines += chunk.count(b"\n")
+
+
+def _open_text(file: Path):
+    codec = COMPRESSION.get(file.suffix.lower())
+    if codec is None:
+        return file.open("rb")
+    import pyarrow as pa
+
+    return pa.CompressedInputStream(pa.OSFile(str(file)), codec)
+
+
+def _recover(root: Path) -> None:
+    """No input, but an ``-old-`` sibling: a fallback swap was cut short. Restore it, under the output's lock.
+
+    A writer mid-swap holds the lock and finishes within moments, so the folder is re-checked while waiting.
+    """
+    deadline = time.monotonic() + lock_timeout()
+    while not os.path.lexists(root) and siblings(root, "old"):
+        try:
+            with output_lock(str(root), timeout=0):
+                recover(root)
+            return
+        except EngineError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
+__all__ = ["COMPRESSION", "EXTENSIONS", "check_utf8", "data_files", "has_partitions"]

@@ -1,0 +1,120 @@
+"""Where data lives: local paths versus URLs, and the hidden names ubunye keeps beside an output.
+
+An output folder ``<parent>/<name>`` has siblings that are never data: ``.<name>.ubunye-staging-<unique>`` (a
+write in progress), ``.<name>.ubunye-old-<unique>`` (the previous data, set aside by the fallback swap),
+``.<name>.ubunye-trash-<unique>`` (being deleted) and ``.<name>.ubunye.lock`` (the lock file). Each starts with
+``.``, so Spark, pyarrow and ubunye's own readers skip them.
+
+Example:
+    >>> local_path("file:///data/out"), local_path("s3://bucket/out"), local_path("/data/out")
+    (PosixPath('/data/out'), None, PosixPath('/data/out'))
+    >>> sibling(Path("/data/out"), "staging", "1")
+    PosixPath('/data/.out.ubunye-staging-1')
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+KINDS = ("staging", "old", "trash")
+
+
+def is_url(path: str) -> bool:
+    """True for ``s3://...``, ``abfss://...``, ``file:///...``: paths that are not resolved locally.
+
+    Example:
+        >>> is_url("s3://b/k"), is_url("data/x")
+        (True, False)
+    """
+    return bool(_URL.match(path))
+
+
+def resolve_path(path: str, base_dir: Path) -> str:
+    """A relative local path is taken relative to the usecase_dir; URLs and absolute paths are kept.
+
+    Example:
+        >>> resolve_path("data/x", Path("/u"))
+        '/u/data/x'
+    """
+    if is_url(path) or Path(path).is_absolute():
+        return path
+    return str((base_dir / path).resolve())
+
+
+def local_path(where: str) -> Path | None:
+    """The local path ``where`` names (a plain path or a ``file://`` URL), or None for any other URL.
+
+    Example:
+        >>> local_path("file://localhost/tmp/a%20b")
+        PosixPath('/tmp/a b')
+    """
+    if not is_url(where):
+        return Path(where)
+    parts = urlsplit(where)
+    if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    return Path(unquote(parts.path))
+
+
+def unique() -> str:
+    """A name part no other write uses: time first, so ``-old-`` siblings sort oldest first.
+
+    Example:
+        >>> len(unique().split("-"))
+        3
+    """
+    return f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def sibling(folder: Path, kind: str, tag: str) -> Path:
+    """The hidden sibling of ``folder`` of one kind (staging, old, trash), in the same parent folder.
+
+    The same parent means the same filesystem, so moving it in place is a rename, never a copy.
+
+    Example:
+        >>> sibling(Path("/d/out"), "old", "x").name
+        '.out.ubunye-old-x'
+    """
+    assert kind in KINDS, kind
+    return folder.parent / f".{folder.name}.ubunye-{kind}-{tag}"
+
+
+def siblings(folder: Path, kind: str) -> list[Path]:
+    """The existing siblings of one kind, sorted by name (oldest first, see :func:`unique`).
+
+    Example:
+        >>> siblings(Path("/nonexistent/out"), "staging")
+        []
+    """
+    prefix = f".{folder.name}.ubunye-{kind}-"
+    try:
+        names = os.listdir(folder.parent)
+    except FileNotFoundError:
+        return []
+    return sorted(folder.parent / n for n in names if n.startswith(prefix))
+
+
+def lock_file(folder: Path) -> Path:
+    """The lock file of an output location.
+
+    Example:
+        >>> lock_file(Path("/d/out"))
+        PosixPath('/d/.out.ubunye.lock')
+    """
+    return folder.parent / f".{folder.name}.ubunye.lock"
+
+
+def is_hidden(name: str) -> bool:
+    """A file or folder name readers skip, as Spark does: ``.x``, ``_x`` (not a ``_k=v`` partition), ``x._COPYING_``.
+
+    Example:
+        >>> [is_hidden(n) for n in ["_SUCCESS", ".part-1.crc", "part-1.parquet", "_k=1"]]
+        [True, True, False, False]
+    """
+    return name.startswith(".") or (name.startswith("_") and "=" not in name) or name.endswith("._COPYING_")

@@ -1,0 +1,365 @@
+"""Outputs are transactional: a folder output is replaced whole or not at all, an append adds a whole part or none.
+
+Every write of a local folder output (parquet, csv, json; a plain path or ``file://``) runs under the output's
+lock (:func:`ubunye.engines.locks.output_lock`) and in this order:
+
+1. tidy up after a killed run: restore an ``-old-`` sibling if the output is missing (:func:`swap.recover`), then
+   delete leftover ``-staging-``/``-trash-`` siblings, ``-old-`` ones beside a present output, and hidden
+   ``.part-*.ubunye.tmp`` files inside it;
+2. write the complete new data into ``.<name>.ubunye-staging-<unique>`` beside the output (same filesystem);
+3. fsync every file and folder of it;
+4. call ``before_commit`` (the runner writes its checkpoint record there); if it raises, the staging is deleted
+   and the exception propagates unchanged;
+5. swap it in (:func:`swap.swap_in`: ``renameat2(RENAME_EXCHANGE)``, else two renames), fsync the parent;
+6. only then delete the old data.
+
+A failure or kill before step 5 leaves the old output as it was; after it, the new one. An output location that
+is a file (not a folder) is replaced by the folder through the same swap; appending to a file is refused.
+
+Example:
+    >>> import tempfile
+    >>> from ubunye.config import IOConfig
+    >>> out = Path(tempfile.mkdtemp()) / "out"
+    >>> with overwrite(IOConfig("o", format="csv"), out, CommitHook(None)) as staging:
+    ...     _ = (staging / "part-0.csv").write_text("a\\n1\\n")
+    >>> sorted(p.name for p in out.parent.iterdir())
+    ['.out.ubunye.lock', 'out']
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ubunye.engines import swap
+from ubunye.engines.locks import output_lock
+from ubunye.engines.paths import local_path, sibling, siblings, unique
+from ubunye.exceptions import EngineError
+
+if TYPE_CHECKING:
+    from ubunye.config import IOConfig
+
+log = logging.getLogger("ubunye")
+
+_TMP_PART = re.compile(r"^\.part-[0-9a-f]{32}\..*\.ubunye\.tmp$")
+
+
+class CommitHook:
+    """Wraps ``before_commit``: calls it once, and remembers what it raised so the engine re-raises it unchanged.
+
+    Example:
+        >>> hook = CommitHook(lambda: None)
+        >>> hook(); hook.called, hook.raised
+        (True, None)
+    """
+
+    def __init__(self, func: Callable[[], None] | None) -> None:
+        self.func = func
+        self.called = False
+        self.raised: BaseException | None = None
+
+    def __call__(self) -> None:
+        self.called = True
+        if self.func is None:
+            return
+        try:
+            self.func()
+        except BaseException as exc:
+            self.raised = exc
+            raise
+
+
+def part_name(fmt: str) -> str:
+    """A part file's name, as Spark names them: ``part-<32 hex>.<format>``.
+
+    Example:
+        >>> part_name("csv").startswith("part-") and part_name("csv").endswith(".csv")
+        True
+    """
+    return f"part-{uuid.uuid4().hex}.{fmt}"
+
+
+def target_of(folder: Path) -> Path:
+    """Where the data goes: a symlinked output location is written at the link's target (the link stays).
+
+    Example:
+        >>> target_of(Path("/nonexistent/out"))
+        PosixPath('/nonexistent/out')
+    """
+    return Path(os.path.realpath(folder)) if folder.is_symlink() else folder
+
+
+def tidy(folder: Path) -> None:
+    """Step 1 (call it holding the lock): recover a cut-short swap, then delete what killed runs left behind.
+
+    Example:
+        >>> tidy(Path("/nonexistent/out"))
+    """
+    swap.recover(folder)
+    for leftover in siblings(folder, "staging") + siblings(folder, "trash"):
+        _delete(leftover)
+    if os.path.lexists(folder):
+        for old in siblings(folder, "old"):  # the swap finished; the deletion of the old data did not
+            _delete(old)
+    if folder.is_dir():
+        for name in os.listdir(folder):
+            if _TMP_PART.match(name):
+                _delete(folder / name)
+
+
+@contextmanager
+def overwrite(io: IOConfig, folder: Path, hook: CommitHook) -> Iterator[Path]:
+    """Lock, tidy, and yield an empty staging folder to write the complete new output into; then commit it.
+
+    Leaving the block normally runs steps 3-6; an exception in the block (or in the hook) deletes the staging and
+    propagates, leaving the output as it was.
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> out = Path(tempfile.mkdtemp()) / "out"
+        >>> with overwrite(IOConfig("o", format="csv"), out, CommitHook(None)) as staging:
+        ...     _ = (staging / "part-0.csv").write_text("a\\n1\\n")
+        >>> [p.name for p in out.iterdir()]
+        ['part-0.csv']
+    """
+    with output_lock(str(folder)):
+        target = target_of(folder)
+        tidy(target)
+        with staged(target) as staging:
+            yield staging
+            commit(staging, target, hook)
+
+
+@contextmanager
+def append(io: IOConfig, folder: Path, hook: CommitHook) -> Iterator[Path]:
+    """Lock, tidy, and yield the path of one new part file; then make it visible by one rename.
+
+    The part is written under a hidden name (``.part-<hex>.<fmt>.ubunye.tmp``, which readers skip) inside the
+    folder, fsynced, and renamed to ``part-<hex>.<fmt>`` after the hook. A missing folder is created whole,
+    through the staging swap, so no reader ever sees it empty.
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> out = Path(tempfile.mkdtemp()) / "out"
+        >>> for _ in range(2):
+        ...     with append(IOConfig("o", format="csv"), out, CommitHook(None)) as part:
+        ...         _ = part.write_text("a\\n1\\n")
+        >>> len(list(out.iterdir()))
+        2
+    """
+    with output_lock(str(folder)):
+        target = target_of(folder)
+        tidy(target)
+        if os.path.lexists(target) and not target.is_dir():
+            msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
+            raise EngineError(msg)
+        name = part_name(io.format or "data")
+        if not target.is_dir():
+            with staged(target) as staging:
+                yield staging / name
+                commit(staging, target, hook)
+            return
+        temp = target / f".{name}.ubunye.tmp"
+        try:
+            yield temp
+            swap.fsync_tree(temp)
+            hook()
+            os.rename(temp, target / name)
+        except BaseException:
+            _delete(temp)
+            raise
+        swap.fsync_dir(target)
+
+
+@contextmanager
+def merge(io: IOConfig, folder: Path, hook: CommitHook, *, partitions_only: bool = False) -> Iterator[Path]:
+    """Append for writers of many files (Spark): yield a staging folder for the new files; then swap in a folder
+    holding the existing files (hard links: no copy) and the new ones, so readers see all of the append or none.
+
+    ``partitions_only``: Spark's dynamic partition overwrite: keep only the existing partition folders the new data
+    has none of (the written partitions are replaced, the others kept).
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> out = Path(tempfile.mkdtemp()) / "out"
+        >>> for n in range(2):
+        ...     with merge(IOConfig("o", format="csv"), out, CommitHook(None)) as staging:
+        ...         _ = (staging / f"part-{n}.csv").write_text("a\\n1\\n")
+        >>> sorted(p.name for p in out.iterdir())
+        ['part-0.csv', 'part-1.csv']
+    """
+    with output_lock(str(folder)):
+        target = target_of(folder)
+        tidy(target)
+        if os.path.lexists(target) and not target.is_dir():
+            msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
+            raise EngineError(msg)
+        with staged(target) as staging:
+            yield staging
+            if target.is_dir():
+                _link_tree(target, staging, partitions_only)
+            commit(staging, target, hook)
+
+
+@contextmanager
+def staged(target: Path) -> Iterator[Path]:
+    """A fresh, empty staging sibling of ``target``, deleted again unless it was swapped in.
+
+    Example:
+        >>> import tempfile
+        >>> with staged(Path(tempfile.mkdtemp()) / "out") as staging:
+        ...     staging.name.startswith(".out.ubunye-staging-"), staging.is_dir()
+        (True, True)
+        >>> staging.exists()
+        False
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = sibling(target, "staging", unique())
+    staging.mkdir()
+    try:
+        yield staging
+    finally:
+        _delete(staging)  # after a commit the name holds the old data (or nothing): deleted either way
+
+
+def commit(staging: Path, target: Path, hook: CommitHook) -> None:
+    """Steps 3-6: fsync the staging, call the hook, swap it in, make the swap durable, delete the old data.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp()); (root / ".s").mkdir()
+        >>> commit(root / ".s", root / "out", CommitHook(None)); (root / "out").is_dir()
+        True
+    """
+    swap.fsync_tree(staging)
+    hook()
+    old = swap.swap_in(staging, target)
+    swap.fsync_dir(target.parent)
+    if old is not None and old != staging:  # the fallback set the old output aside under an -old- name
+        _delete(old)
+
+
+def write_parts(io: IOConfig, where: str, engine: str, write_part: Callable[[Path], None], hook: CommitHook) -> None:
+    """Write one part file (``write_part(path)``) as an overwrite or append of the folder output at ``where``.
+
+    The in-process engines (pandas, polars) write a folder of one part file per write. Outputs at URLs other than
+    ``file://`` are refused: overwrite (see :func:`refuse_remote_overwrite`) and append alike, as these engines
+    write through local files.
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> out = tempfile.mkdtemp() + "/o"
+        >>> part = lambda p: p.write_text("a\\n1\\n")
+        >>> write_parts(IOConfig("o", format="csv"), out, "pandas", part, CommitHook(None))
+        >>> [p.suffix for p in Path(out).iterdir()]
+        ['.csv']
+    """
+    folder = local_path(where)
+    if folder is None:
+        if io.mode == "overwrite":
+            refuse_remote_overwrite(io, where)
+        msg = (
+            f"output {io.name!r}: the {engine} engine writes {io.format} to local paths only (a path or file://), "
+            f"not {where}: write format: delta there, or use the spark engine"
+        )
+        raise EngineError(msg)
+    if io.mode == "overwrite":
+        with overwrite(io, folder, hook) as staging:
+            write_part(staging / part_name(io.format or "data"))
+    else:
+        with append(io, folder, hook) as part:
+            write_part(part)
+
+
+def write_error(io: IOConfig, where: str, exc: Exception, hook: CommitHook) -> BaseException:
+    """What a failed write raises: the hook's own exception unchanged, an EngineError as is, else an EngineError
+    naming the output, the format and the place.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> write_error(IOConfig("o", format="csv"), "/d/o", OSError(28, "No space left on device"), CommitHook(None))
+        EngineError("output 'o': cannot write csv to /d/o: OSError: [Errno 28] No space left on device")
+    """
+    if hook.raised is not None:
+        return hook.raised
+    if isinstance(exc, EngineError):
+        return exc
+    return EngineError(f"output {io.name!r}: cannot write {io.format} to {where}: {type(exc).__name__}: {exc}")
+
+
+def refuse_remote_overwrite(io: IOConfig, where: str) -> None:
+    """Raise EngineError: a non-Delta output at a URL (other than ``file://``) cannot be overwritten safely.
+
+    Object stores have no atomic rename (a "rename" is a copy per object), so any overwrite of a folder of files
+    there lets a reader see old and new parts mixed, or none. Delta commits a new version atomically instead.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> refuse_remote_overwrite(IOConfig("o", format="parquet"), "s3://b/o")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'o': cannot overwrite parquet at s3://b/o safely: ...
+    """
+    msg = (
+        f"output {io.name!r}: cannot overwrite {io.format} at {where} safely: that storage has no atomic rename, "
+        "so a reader could see old and new files mixed, or none. Write format: delta there (its log commits "
+        "each version atomically), or a local path"
+    )
+    raise EngineError(msg)
+
+
+def _link_tree(source: Path, dest: Path, partitions_only: bool = False) -> None:
+    """Hard-link every file under ``source`` into ``dest`` at the same relative path (new files win a clash).
+
+    ``partitions_only``: only the files of folders ``dest`` does not have (a partition the new data did not write).
+    """
+    for here, _dirs, files in os.walk(source):
+        rel = Path(here).relative_to(source)
+        if partitions_only and (rel == Path(".") or (dest / rel).is_dir()):
+            continue  # the top level's _SUCCESS and the partitions written anew come from the new data
+        (dest / rel).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            to = dest / rel / name
+            if os.path.lexists(to):
+                continue
+            try:
+                os.link(Path(here) / name, to)
+            except OSError:  # a filesystem without hard links: copy (still staged, still swapped in whole)
+                shutil.copy2(Path(here) / name, to)
+
+
+def _delete(path: Path) -> None:
+    """Delete what is not data; a failure is logged, not raised: it must not turn a committed write into an
+    error, nor hide the error that made a write fail. The next writer tries again (:func:`tidy`)."""
+    try:
+        swap.discard(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("could not delete %s (the next write of this output tries again): %s", path, exc)
+
+
+__all__ = [
+    "CommitHook",
+    "append",
+    "commit",
+    "merge",
+    "overwrite",
+    "part_name",
+    "refuse_remote_overwrite",
+    "staged",
+    "target_of",
+    "tidy",
+    "write_error",
+    "write_parts",
+]

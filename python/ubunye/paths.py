@@ -1,0 +1,125 @@
+"""Where a task may sit and where its outputs may go: names and locations are input, checked before any use.
+
+A task's identity is three plain folder names under the usecase folder (``-d``); an output may not be, hold, or
+sit inside the usecase folder itself, a task folder or the record store, because an ``overwrite`` there would
+replace code or receipts with data (docs/tasks-and-records.md, "Paths").
+
+Example:
+    >>> plain_name("task", "orders")
+    'orders'
+    >>> plain_name("task", "../x")
+    Traceback (most recent call last):
+    ...
+    ubunye.exceptions.ConfigError: task '../x' is not a plain folder name (no separator, leading '.' or control ...
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ubunye.engines.paths import local_path
+from ubunye.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from ubunye.config import TaskConfig
+
+#: The record store's folder under the usecase folder (RecordStore builds the rest).
+RECORDS_FOLDER = ".ubunye"
+
+_BAD_NAME = re.compile(r"[/\\\x00-\x1f\x7f]")
+
+
+def plain_name(kind: str, value: object) -> str:
+    """``value`` if it is one plain folder name, else a ConfigError naming ``kind`` and the value."""
+    if not isinstance(value, str):
+        msg = f"{kind} must be a folder name (a string), got {type(value).__name__}"
+        raise ConfigError(msg)
+    # A leading "." also refuses ".ubunye": the record store is never a usecase.
+    if not value or value.startswith(".") or _BAD_NAME.search(value) or len(value) > 255:
+        msg = f"{kind} {value!r} is not a plain folder name (no separator, leading '.' or control character)"
+        raise ConfigError(msg)
+    return value
+
+
+def task_folder(usecase_dir: str | Path, usecase: object, package: object, task: object) -> Path:
+    """``<usecase_dir>/<usecase>/<package>/<task>``, each name plain and the folder really inside usecase_dir.
+
+    Example:
+        >>> task_folder("/nonexistent", "shop", "daily", "..")
+        Traceback (most recent call last):
+        ...
+        ubunye.exceptions.ConfigError: task '..' is not a plain folder name (no separator, leading '.' or control ...
+    """
+    names = [plain_name("usecase", usecase), plain_name("package", package), plain_name("task", task)]
+    root = Path(usecase_dir)
+    folder = root.joinpath(*names)
+    if not folder.is_dir():
+        msg = f"{folder}: no such task folder (expected <usecase_dir>/<usecase>/<package>/<task>)"
+        raise ConfigError(msg)
+    # A symlinked usecase, package or task may point anywhere: the task must still lie inside -d.
+    if not _inside(folder.resolve(), root.resolve()):
+        msg = f"{folder}: resolves to {folder.resolve()}, outside the usecase folder {root.resolve()}"
+        raise ConfigError(msg)
+    return folder
+
+
+def check_task_dir(task_dir: Path) -> tuple[Path, str, str, str]:
+    """``(usecase_dir, usecase, package, task)`` of a resolved task folder, each name checked to be plain."""
+    if len(task_dir.parents) < 3:
+        msg = f"{task_dir}: a task folder is <usecase_dir>/<usecase>/<package>/<task>; this path is too short"
+        raise ConfigError(msg)
+    usecase_dir = task_dir.parents[2]
+    names = (task_dir.parents[1].name, task_dir.parent.name, task_dir.name)
+    for kind, name in zip(("usecase", "package", "task"), names, strict=True):
+        plain_name(kind, name)
+    return usecase_dir, *names
+
+
+def _local(where: str) -> Path | None:
+    """The local path of a recorded location, None for catalog tables and URLs other than ``file://``."""
+    return None if where.startswith("table:") else local_path(where)
+
+
+def check_outputs(config: TaskConfig, usecase_dir: Path, locations: dict[str, str]) -> None:
+    """Refuse outputs that would overwrite the usecase folder, a task folder, the record store, or each other.
+
+    ``locations`` maps each output name to its resolved location (``ubunye.engines.location``).
+    """
+    root = usecase_dir.resolve()
+    records = root / RECORDS_FOLDER
+    tasks = [p.parent.resolve() for p in root.glob("*/*/*/config.yaml")]
+    seen: dict[Path, str] = {}
+    for name, where in locations.items():
+        path = _local(where)
+        if path is None:
+            continue
+        path = path.resolve()
+        key = f"CONFIG.outputs.{name}.path"
+        why = None
+        if _inside(root, path):
+            why = "is the usecase folder or holds it" if path != root else "is the usecase folder"
+        elif _inside(path, records):
+            why = f"is inside the record store {records}"
+        else:
+            for task in tasks:
+                if _inside(path, task):
+                    why = f"is inside the task folder {task}"
+                elif _inside(task, path):
+                    why = f"holds the task folder {task}"
+                if why:
+                    break
+        if why is None and path in seen:
+            why = f"is also the location of output {seen[path]!r}"
+        if why:
+            msg = f"{config.path}: {key}: {path} {why}; an output must be a folder of its own"
+            raise ConfigError(msg)
+        seen[path] = name
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+__all__ = ["RECORDS_FOLDER", "check_outputs", "check_task_dir", "plain_name", "task_folder"]

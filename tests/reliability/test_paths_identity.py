@@ -1,0 +1,197 @@
+"""Paths are checked after rendering, and a task's identity is three plain folder names inside ``-d``.
+
+Every refused case asserts the exact outcome: a ConfigError (CLI: exit 2 and one ``error:`` line) naming the
+config file and key, or the identity part, and every file that existed before is byte-for-byte unchanged (no
+output written, no record made, nothing deleted).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.lineage.usecase import write_task
+from ubunye.cli.main import app
+from ubunye.exceptions import ConfigError, UbunyeError
+from ubunye.runner import run_pipeline, run_task
+
+CODE = """
+import pandas as pd
+from ubunye import Task
+
+class Make(Task):
+    def transform(self, sources):
+        return {"out": pd.DataFrame({"a": [1, 2, 3]})}
+"""
+
+
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every file and folder under root, with file contents (folders as None)."""
+    out: dict[str, bytes | None] = {}
+    for path in sorted(root.rglob("*")):
+        if "__pycache__" in path.parts:
+            continue
+        out[str(path.relative_to(root))] = None if path.is_dir() else path.read_bytes()
+    return out
+
+
+@pytest.fixture
+def uc(tmp_path: Path) -> Path:
+    """A usecase folder with a second task, existing data and an existing record, to prove nothing is lost."""
+    usecase_dir = tmp_path / "uc"
+    write_task(usecase_dir, "other", {"CONFIG": {"outputs": {"x": {"format": "parquet", "path": "data/x"}}}}, CODE)
+    (usecase_dir / "data" / "keep").mkdir(parents=True)
+    (usecase_dir / "data" / "keep" / "part-0.parquet").write_bytes(b"yesterday")
+    store = usecase_dir / ".ubunye" / "lineage" / "shop" / "daily" / "other"
+    store.mkdir(parents=True)
+    (store / "20261201T000000.000000Z-abcdef.json").write_text("{}")
+    return usecase_dir
+
+
+def output_task(uc: Path, path: str, second: str | None = None) -> Path:
+    outputs = {"out": {"format": "parquet", "path": path}}
+    if second is not None:
+        outputs["out2"] = {"format": "parquet", "path": second}
+    return write_task(uc, "t", {"CONFIG": {"outputs": outputs}, "MODEL": "etl"}, CODE)
+
+
+# --- output locations -----------------------------------------------------------------------------------------------
+
+REFUSED_OUTPUTS = [
+    (".", "is the usecase folder"),
+    ("./", "is the usecase folder"),
+    ("data/..", "is the usecase folder"),
+    ("..", "holds it"),
+    ("../..", "holds it"),
+    (".ubunye", "record store"),
+    (".ubunye/lineage", "record store"),
+    (".ubunye/lineage/shop/daily/other", "record store"),
+    ("shop", "holds the task folder"),
+    ("shop/daily", "holds the task folder"),
+    ("shop/daily/other", "is inside the task folder"),
+    ("shop/daily/other/data", "is inside the task folder"),
+    ("shop/daily/t", "is inside the task folder"),
+]
+
+
+@pytest.mark.parametrize(("path", "why"), REFUSED_OUTPUTS, ids=[p for p, _ in REFUSED_OUTPUTS])
+def test_an_output_may_not_replace_code_or_records(uc: Path, path: str, why: str) -> None:
+    task_dir = output_task(uc, path)
+    before = snapshot(uc)
+    with pytest.raises(ConfigError) as err:
+        run_task(task_dir, engine="pandas", lineage=True)
+    message = str(err.value)
+    assert message.startswith(f"{task_dir / 'config.yaml'}: CONFIG.outputs.out.path: "), message
+    assert why in message and "an output must be a folder of its own" in message
+    assert snapshot(uc) == before
+
+
+def test_absolute_and_file_url_forms_are_checked_as_well(uc: Path) -> None:
+    for path in (str(uc), f"file://{uc}", str(uc / ".ubunye"), f"file://{uc}/shop/daily/other"):
+        task_dir = output_task(uc, path)
+        before = snapshot(uc)
+        with pytest.raises(ConfigError, match=r"CONFIG\.outputs\.out\.path: "):
+            run_task(task_dir, engine="pandas", lineage=True)
+        assert snapshot(uc) == before, path
+
+
+def test_a_symlink_into_the_record_store_is_seen_through(uc: Path) -> None:
+    (uc / "data" / "sneaky").symlink_to(uc / ".ubunye")
+    task_dir = output_task(uc, "data/sneaky/lineage")
+    before = snapshot(uc)
+    with pytest.raises(ConfigError, match="record store"):
+        run_task(task_dir, engine="pandas", lineage=True)
+    assert snapshot(uc) == before
+
+
+def test_two_outputs_on_one_location_are_refused(uc: Path) -> None:
+    task_dir = output_task(uc, "data/same", second="data/./same")
+    with pytest.raises(ConfigError, match=r"CONFIG\.outputs\.out2\.path: .* is also the location of output 'out'"):
+        run_task(task_dir, engine="pandas", lineage=True)
+    assert not (uc / "data" / "same").exists()
+
+
+def test_a_template_variable_cannot_climb_out(uc: Path) -> None:
+    task_dir = output_task(uc, "data/out/{{ dt }}")
+    before = snapshot(uc)
+    for dt in ("../..", "../../..", "", "a/b", "x\ny"):
+        with pytest.raises(ConfigError) as err:
+            run_task(task_dir, dt=dt, engine="pandas", lineage=True)
+        assert str(err.value).startswith(str(task_dir / "config.yaml")), (dt, str(err.value))
+        assert snapshot(uc) == before, dt
+
+
+def test_the_cli_refuses_with_one_line_and_keeps_every_file(uc: Path) -> None:
+    output_task(uc, "data/out/{{ dt }}")
+    before = snapshot(uc)
+    result = CliRunner().invoke(app, ["run", "-d", str(uc), "-u", "shop", "-p", "daily", "-t", "t", "-dt", "../.."])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "config.yaml" in lines[0], result.stderr
+    assert snapshot(uc) == before
+
+
+def test_a_plain_data_folder_is_fine(uc: Path) -> None:
+    task_dir = output_task(uc, "data/out/{{ dt }}")
+    result = run_task(task_dir, dt="2026-12-01", engine="pandas", lineage=True)
+    assert result.status == "success"
+    assert list((uc / "data" / "out" / "2026-12-01").glob("*.parquet"))
+    assert (uc / "data" / "keep" / "part-0.parquet").read_bytes() == b"yesterday"
+
+
+# --- task identity --------------------------------------------------------------------------------------------------
+
+BAD_NAMES = ["..", ".", "", "a/b", "/abs", "../shop", "x\\y", ".ubunye", "tab\tname", "nul\x00", "line\nbreak"]
+
+
+@pytest.mark.parametrize("part", ["usecase", "package", "task"])
+@pytest.mark.parametrize("name", BAD_NAMES, ids=repr)
+def test_identity_parts_are_plain_names(uc: Path, part: str, name: str) -> None:
+    ident = {"usecase": "shop", "package": "daily", "task": "other"} | {part: name}
+    before = snapshot(uc)
+    with pytest.raises(ConfigError) as err:
+        run_pipeline(uc, ident["usecase"], ident["package"], [ident["task"]], engine="pandas", lineage=True)
+    assert str(err.value).startswith(f"{part} {name!r} is not a plain folder name"), str(err.value)
+    assert snapshot(uc) == before
+
+
+def test_identity_of_a_wrong_type_is_refused(uc: Path) -> None:
+    with pytest.raises(ConfigError, match="task must be a folder name"):
+        run_pipeline(uc, "shop", "daily", [3], engine="pandas")  # type: ignore[list-item]
+    with pytest.raises(UbunyeError, match="needs a list of task names"):
+        run_pipeline(uc, "shop", "daily", "other", engine="pandas")  # type: ignore[arg-type]
+
+
+def test_every_task_is_checked_before_the_first_runs(uc: Path) -> None:
+    before = snapshot(uc)
+    with pytest.raises(ConfigError, match="no such task folder"):
+        run_pipeline(uc, "shop", "daily", ["other", "missing"], engine="pandas", lineage=True)
+    assert snapshot(uc) == before
+
+
+def test_a_task_symlinked_from_outside_is_refused(uc: Path, tmp_path: Path) -> None:
+    outside = write_task(tmp_path / "elsewhere", "evil", {"CONFIG": {"outputs": {}}}, CODE)
+    os.symlink(outside, uc / "shop" / "daily" / "evil")
+    with pytest.raises(ConfigError, match="outside the usecase folder"):
+        run_pipeline(uc, "shop", "daily", ["evil"], engine="pandas")
+
+
+@pytest.mark.parametrize("flag", ["-u", "-p", "-t"])
+def test_the_cli_names_the_bad_identity_part(uc: Path, flag: str) -> None:
+    args = {"-u": "shop", "-p": "daily", "-t": "other"} | {flag: "../x"}
+    before = snapshot(uc)
+    result = CliRunner().invoke(app, ["run", "-d", str(uc), *[a for kv in args.items() for a in kv]])
+    assert result.exit_code == 2, result.output
+    part = {"-u": "usecase", "-p": "package", "-t": "task"}[flag]
+    assert result.stderr.strip() == f"error: {part} '../x' is not a plain folder name " + (
+        "(no separator, leading '.' or control character)"
+    )
+    assert snapshot(uc) == before
+
+
+def test_run_task_on_a_too_short_path_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="this path is too short"):
+        run_task(Path("/"), engine="pandas")
