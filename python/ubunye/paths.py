@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -89,7 +90,7 @@ def check_outputs(config: TaskConfig, usecase_dir: Path, locations: dict[str, st
     """
     root = usecase_dir.resolve()
     records = root / RECORDS_FOLDER
-    tasks = [p.parent.resolve() for p in root.glob("*/*/*/config.yaml")]
+    tasks = _task_folders(root)
     seen: dict[Path, str] = {}
     for name, where in locations.items():
         path = _local(where)
@@ -112,14 +113,101 @@ def check_outputs(config: TaskConfig, usecase_dir: Path, locations: dict[str, st
                     break
         if why is None and path in seen:
             why = f"is also the location of output {seen[path]!r}"
+        for other, other_name in seen.items():
+            if why is None and _inside(path, other) and path != other:
+                why = f"is inside the location of output {other_name!r}"
+            elif why is None and _inside(other, path) and path != other:
+                why = f"holds the location of output {other_name!r}"
         if why:
             msg = f"{config.path}: {key}: {path} {why}; an output must be a folder of its own"
             raise ConfigError(msg)
         seen[path] = name
 
 
+def check_schemes(config: TaskConfig) -> None:
+    """Refuse a path that starts like a URL but is none an engine opens (``jdbc:postgresql://h/db``).
+
+    Taken as a local path it would become folders named after the connection string, password included.
+
+    Example:
+        >>> _scheme_like("jdbc:postgresql://h/db"), _scheme_like("data/x"), _scheme_like("s3://b/k")
+        ('jdbc', None, None)
+    """
+    for side, datasets in (("inputs", config.inputs), ("outputs", config.outputs)):
+        for name, io in datasets.items():
+            scheme = _scheme_like(io.path or "")
+            if scheme is not None:
+                msg = (
+                    f"{config.path}: CONFIG.{side}.{name}.path: starts with {scheme + ':'!r}, which is neither a "
+                    "local path nor a URL (scheme://...) an engine opens"
+                )
+                raise ConfigError(msg)
+
+
+def check_template_vars(**values: object) -> None:
+    """dt, dtf and mode are strings (or omitted) of at most 255 characters: they become folder names.
+
+    Example:
+        >>> check_template_vars(dt=5)
+        Traceback (most recent call last):
+        ...
+        ubunye.exceptions.ConfigError: template variable dt must be a string, got int
+    """
+    for key, value in values.items():
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            msg = f"template variable {key} must be a string, got {type(value).__name__}"
+            raise ConfigError(msg)
+        if len(value) > 255:
+            msg = f"template variable {key} is {len(value)} characters long; at most 255 (it may name a folder)"
+            raise ConfigError(msg)
+
+
+def _scheme_like(path: str) -> str | None:
+    head = path.split("/", 1)[0]
+    if ":" not in head or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
+        return None
+    return head.split(":", 1)[0]  # only the scheme: what follows may be a user and password
+
+
+def _task_folders(root: Path) -> list[Path]:
+    """Every ``<root>/<usecase>/<package>/<task>`` holding a config.yaml, resolved.
+
+    Not ``root.glob``: it enters hidden folders too, such as another run's staging folder, which may vanish
+    while being listed (FileNotFoundError); hidden names are never identity parts, so they are skipped.
+    """
+    level = [root]
+    for _ in range(3):
+        level = [Path(e.path) for folder in level for e in _entries(folder) if _is_visible_dir(e)]
+    return [folder.resolve() for folder in level if (folder / "config.yaml").is_file()]
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:  # gone or unreadable meanwhile: it holds no task we could run
+        return []
+
+
+def _is_visible_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return not entry.name.startswith(".") and entry.is_dir()
+    except OSError:
+        return False
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-__all__ = ["RECORDS_FOLDER", "check_outputs", "check_task_dir", "plain_name", "task_folder"]
+__all__ = [
+    "RECORDS_FOLDER",
+    "check_outputs",
+    "check_schemes",
+    "check_task_dir",
+    "check_template_vars",
+    "plain_name",
+    "task_folder",
+]

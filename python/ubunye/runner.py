@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import logging
 import signal
 import time
@@ -22,7 +23,7 @@ from ubunye.config import load_config
 from ubunye.context import RunContext, new_run_id, utc_now
 from ubunye.engines import Engine, get_engine, local_path, location
 from ubunye.engines.locks import output_lock
-from ubunye.exceptions import ConfigError, ExpectationError, RunInterrupted, TaskError, UbunyeError
+from ubunye.exceptions import ConfigError, EngineError, ExpectationError, RunInterrupted, TaskError, UbunyeError
 from ubunye.interrupts import Interrupted, SignalGuard
 from ubunye.interrupts import describe as interruption
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing
@@ -30,7 +31,7 @@ from ubunye.lineage.recorder import LineageRecorder
 from ubunye.lineage.redact import mask_text, remember_secrets
 from ubunye.lineage.secrets import secret_values
 from ubunye.monitors import accepted_kwargs, call_monitor, monitor_name
-from ubunye.paths import check_outputs, check_task_dir, task_folder
+from ubunye.paths import check_outputs, check_schemes, check_task_dir, check_template_vars, task_folder
 from ubunye.task import load_task_class
 
 log = logging.getLogger("ubunye")
@@ -77,14 +78,39 @@ def _monitors(ctx: RunContext, lineage: bool | None, extra: Sequence[Any]) -> li
                 params = {k: v for k, v in m.params.items() if k != "sample_fraction"}
                 out.append(LineageRecorder(**params))
         elif ":" in m.type:
-            module, _, attr = m.type.partition(":")
-            out.append(getattr(importlib.import_module(module), attr)(**m.params))
+            out.append(_custom_monitor(ctx.config.path, i, m.type, m.params))
         else:
             msg = f"{ctx.config.path}: CONFIG.monitors[{i}]: unknown monitor {m.type!r} (use lineage or module:Class)"
             raise ConfigError(msg)
     if lineage and not any(isinstance(m, LineageRecorder) for m in out):
         out.append(LineageRecorder())
     return out + list(extra)
+
+
+def _custom_monitor(path: Path, i: int, spec: str, params: dict[str, Any]) -> Any:
+    """``module:Class`` from config.yaml: only a class with task_start or task_end is made, never any callable.
+
+    (``os:system`` with ``params: {command: ...}`` would otherwise run a shell command from a config file.)
+    """
+    key = f"{path}: CONFIG.monitors[{i}]"
+    module, _, attr = spec.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), attr)
+    except ImportError as exc:
+        msg = f"{key}: cannot import {module!r} for monitor {spec!r}: {exc}"
+        raise ConfigError(msg) from exc
+    except AttributeError as exc:
+        msg = f"{key}: module {module!r} has no {attr!r} (monitor {spec!r})"
+        raise ConfigError(msg) from exc
+    hooks = [h for h in ("task_start", "task_end") if callable(getattr(found, h, None))]
+    if not inspect.isclass(found) or not hooks:
+        msg = f"{key}: {spec!r} is not a monitor class (a class with task_start or task_end)"
+        raise ConfigError(msg)
+    try:
+        return found(**params)
+    except TypeError as exc:
+        msg = f"{key}: monitor {spec!r} does not take params {sorted(params)}: {exc}"
+        raise ConfigError(msg) from exc
 
 
 def _dataset(name: str, io: Any, ctx: RunContext, **kw: Any) -> DatasetRecord:
@@ -124,7 +150,14 @@ def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
         msg = f"{cls.__name__}.transform returned outputs {sorted(result)}; configured: {sorted(cfg.outputs)}"
         msg += "".join(f"; missing {missing}" if missing else "") + (f"; not configured {extra}" if extra else "")
         raise TaskError(msg)
-    return {name: ctx.engine.native(frame) for name, frame in result.items()}
+    native = {}
+    for name, frame in result.items():
+        try:
+            native[name] = ctx.engine.native(frame)
+        except EngineError as exc:
+            msg = f"{cls.__name__}.transform returned output {name!r} that the engine cannot use: {exc}"
+            raise TaskError(msg) from exc
+    return native
 
 
 def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
@@ -373,8 +406,10 @@ def prepare(
         msg = f"{task_dir}: no such task folder (expected <usecase_dir>/<usecase>/<package>/<task>)"
         raise ConfigError(msg)
     usecase_dir, usecase, package, task = check_task_dir(task_dir)
+    check_template_vars(dt=dt, dtf=dtf, mode=mode)
     cfg = load_config(task_dir, dt=dt, dtf=dtf, mode=mode)
     remember_secrets(secret_values(cfg.rendered, cfg.env_used))
+    check_schemes(cfg)
     check_outputs(cfg, usecase_dir, {name: location(io, usecase_dir) for name, io in cfg.outputs.items()})
     if engine is None or isinstance(engine, str):
         engine = get_engine(engine or cfg.backend, cfg.spark_conf, spark=spark)
@@ -433,6 +468,7 @@ def run_pipeline(
     kwargs.setdefault("entry_point", "pipeline")
     # Every task folder is checked before the first runs: a typo in the third must not leave two runs done.
     folders = [task_folder(usecase_dir, usecase, package, task) for task in tasks]
+    check_template_vars(dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))
     engines: dict[str, Engine] = {}
     results = []
     for task_dir in folders:

@@ -195,3 +195,57 @@ def test_the_cli_names_the_bad_identity_part(uc: Path, flag: str) -> None:
 def test_run_task_on_a_too_short_path_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="this path is too short"):
         run_task(Path("/"), engine="pandas")
+
+
+# --- found by an independent battery ---------------------------------------------------------------------------------
+
+
+def test_an_output_inside_another_output_is_refused(uc: Path) -> None:
+    task_dir = output_task(uc, "data/x", second="data/x/sub")
+    with pytest.raises(ConfigError, match=r"CONFIG\.outputs\.out2\.path: .* is inside the location of output 'out'"):
+        run_task(task_dir, engine="pandas", lineage=True)
+    task_dir = output_task(uc, "data/y/sub", second="data/y")
+    with pytest.raises(ConfigError, match=r"CONFIG\.outputs\.out2\.path: .* holds the location of output 'out'"):
+        run_task(task_dir, engine="pandas", lineage=True)
+    assert not (uc / "data" / "x").exists() and not (uc / "data" / "y").exists()
+    assert not list((uc / ".ubunye" / "lineage" / "shop" / "daily").glob("t/*.json"))
+
+
+@pytest.mark.parametrize("path", ["jdbc:postgresql://h/db?user=u&password=JdbcUrlPw66", "user:secretpw@host/db"])
+def test_a_path_that_is_a_connection_string_is_refused_without_echoing_it(uc: Path, path: str) -> None:
+    task_dir = output_task(uc, path)
+    before = snapshot(uc)
+    with pytest.raises(ConfigError) as err:
+        run_task(task_dir, engine="pandas", lineage=True)
+    message = str(err.value)
+    assert "CONFIG.outputs.out.path: starts with" in message and "neither a local path nor a URL" in message
+    assert "JdbcUrlPw66" not in message and "secretpw" not in message
+    assert snapshot(uc) == before
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"dt": 5}, "template variable dt must be a string, got int"),
+        ({"dtf": ["a"]}, "template variable dtf must be a string, got list"),
+        ({"mode": b"prod"}, "template variable mode must be a string, got bytes"),
+        ({"dt": "x" * 5000}, "template variable dt is 5000 characters long; at most 255 (it may name a folder)"),
+    ],
+)
+def test_template_variables_are_checked_before_anything_runs(uc: Path, kwargs: dict, says: str) -> None:
+    task_dir = output_task(uc, "data/out/{{ dt | default('latest') }}")
+    before = snapshot(uc)
+    with pytest.raises(ConfigError) as err:
+        run_task(task_dir, engine="pandas", lineage=True, **kwargs)
+    assert str(err.value) == says
+    with pytest.raises(ConfigError) as err:
+        run_pipeline(uc, "shop", "daily", ["t"], engine="pandas", lineage=True, **kwargs)
+    assert str(err.value) == says
+    assert snapshot(uc) == before
+
+
+def test_a_dt_holding_two_dots_cannot_build_a_path(uc: Path) -> None:
+    task_dir = output_task(uc, "data/out/{{ dt }}")
+    with pytest.raises(ConfigError, match=r"template variable dt='x\.\.y' cannot build a path \(contains '\.\.'\)"):
+        run_task(task_dir, dt="x..y", engine="pandas", lineage=True)
+    assert not (uc / "data" / "out").exists()

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import threading
 import unicodedata
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import jinja2
@@ -28,8 +31,11 @@ _NAMES = ("inputs", "outputs", "expectations", "profiles", "accepted_values")
 _MAX_REPEAT = 1_000_000  # `'x' * 10**9` would fill the memory before anything could check the result
 
 
-class _Env(Mapping[str, str]):
+class _Env:
     """The process environment as a template variable; a missing name is an error naming it.
+
+    Not a Mapping: ``env.items()``, ``env | list`` or a loop over it would copy the whole environment into the
+    config (and the record); only ``env.NAME``, ``env['NAME']``, ``env.get('NAME', default)`` and ``in`` work.
 
     Every name read is logged, in order (:func:`used_env`; a slice tells which variables built one value). The
     state is in ``_`` attributes, which the sandbox hides: ``env.reads`` is a variable named ``reads``.
@@ -58,10 +64,8 @@ class _Env(Mapping[str, str]):
         return self[key] if key in self._values else default
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
+        msg = "env cannot be listed: write env.NAME"
+        raise TypeError(msg)
 
     def __repr__(self) -> str:
         return "<env>"
@@ -88,6 +92,35 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
 _JINJA = _Sandbox(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 _JINJA.globals.clear()
+
+
+#: How long one value may take to render. Nested loops fit in the repetition bound and still never end.
+RENDER_SECONDS = 5
+
+
+class _TooSlow(Exception):
+    """Raised by the render timer, caught in render_value."""
+
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`_TooSlow` in the block after ``seconds`` (a real-time timer: main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach only the main thread; elsewhere the repetition bounds are all there is
+        return
+
+    def _alarm(_signum: int, _frame: Any) -> None:
+        raise _TooSlow
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def template_variables(
@@ -147,8 +180,9 @@ def path_problem(value: str, *, slashes: bool = False) -> str | None:
     if value == "" or (value == "." and not slashes):
         return "it is empty" if value == "" else "it is '.'"
     found = [] if slashes else [f"{s!r}" for s in ("/", "\\") if s in value]
-    parts = re.split(r"[/\\]", value)
-    if ".." in parts:
+    # A variable may not hold '..' at all (x..y is harmless, but no date or mode needs it); a longer env value
+    # such as /lake may, just not as a component.
+    if (".." in value) if not slashes else (".." in re.split(r"[/\\]", value)):
         found.append("'..'")
     if any(unicodedata.category(c) == "Cc" for c in value):
         found.append("a control character")
@@ -199,7 +233,8 @@ def render_value(text: str, variables: Mapping[str, Any], where: str, path: bool
         if reached:
             msg = f"{_INTERNALS} ({', '.join(map(repr, reached))})"
             raise ConfigError(msg)
-        rendered = _JINJA.from_string(ast).render(**variables)
+        with _time_limit(RENDER_SECONDS):
+            rendered = _JINJA.from_string(ast).render(**variables)
         if path:
             _check_path(text, ast, rendered, variables, env._reads[start:] if isinstance(env, _Env) else [])
         return rendered
@@ -207,6 +242,8 @@ def render_value(text: str, variables: Mapping[str, Any], where: str, path: bool
         raise ConfigError(f"{where}: {exc}") from None
     except SecurityError as exc:
         raise ConfigError(f"{where}: {_INTERNALS} ({exc})") from None
+    except _TooSlow:
+        problem = f"template still rendering after {RENDER_SECONDS} s: refused (a loop that never ends?)"
     except jinja2.UndefinedError as exc:
         problem = f"undefined template variable: {exc.message}"
     except jinja2.TemplateSyntaxError as exc:
