@@ -186,6 +186,8 @@ WRONG_TYPES = [
     ("process.pid", -1, "expected a number >= 1, got -1"),
     ("process.started", 12, "expected str or null, got int"),
     ("status", "done", "expected one of running, success, failed, got 'done'"),
+    ("started_at", "yesterday", "expected an ISO 8601 UTC time, got 'yesterday'"),
+    ("ended_at", "2026-12-01T10:00:00", "expected an ISO 8601 UTC time, got '2026-12-01T10:00:00'"),
     ("record_version", "2", "expected an int >= 1 (a record version), got '2'"),
     ("record_version", True, "expected an int >= 1 (a record version), got bool"),
     ("record_version", 2.0, "expected an int >= 1 (a record version), got float"),

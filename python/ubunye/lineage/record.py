@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime
 import functools
 import math
 import types
@@ -33,9 +34,10 @@ STAGES = ("config", "setup", "read", "hash", "transform", "expectations", "write
 #: Longest usecase, package, task or run id: a file name (``<run_id>.json``) may have at most 255 bytes.
 MAX_NAME_BYTES = 250
 
-# Bounds a field's number must respect, in the dataclass field's metadata.
+# Bounds a field's number (or the shape of its time) must respect, in the dataclass field's metadata.
 _NON_NEGATIVE = {"min": 0}
 _PID = {"min": 1, "max": 2**31 - 1}  # 0 and -1 mean "the process group" / "every process" to kill(2)
+_TIME = {"time": True}  # an ISO 8601 time with its offset, as utc_now() writes
 
 
 class MalformedRecord(RecordError):
@@ -132,8 +134,8 @@ class RunRecord:
     task: str
     record_version: int = RECORD_VERSION
     status: str = "running"
-    started_at: str | None = None
-    ended_at: str | None = None
+    started_at: str | None = field(default=None, metadata=_TIME)
+    ended_at: str | None = field(default=None, metadata=_TIME)
     duration_seconds: float | None = field(default=None, metadata=_NON_NEGATIVE)
     ubunye_version: str | None = None
     backend: str | None = None
@@ -373,6 +375,15 @@ def _load(cls: type, data: dict[str, Any], where: str, path: str | None) -> Any:
 
 def _bounds(value: Any, bounds: Any, at: str, path: str | None) -> None:
     if value is None or not bounds:
+        return
+    if bounds.get("time"):
+        # `list` sorts by these and compare reports them: a hand-edited "yesterday" must not pass as a time.
+        try:
+            ok = datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).tzinfo is not None
+        except ValueError:
+            ok = False
+        if not ok:
+            raise MalformedRecord(f"expected an ISO 8601 UTC time, got {_quote(value)}", path, at)
         return
     low, high = bounds.get("min"), bounds.get("max")
     if low is not None and value < low:
