@@ -7,11 +7,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 VERSION := $(shell cat python/ubunye/VERSION)
-JAR := python/ubunye/jars/ubunye-spark_2.13-$(VERSION).jar
-SCALA_SRC := $(shell find jvm/src/main -name '*.scala' -o -name '*Provider' 2>/dev/null) build.sbt project/build.properties
+# One jar per Spark line (build.sbt): Spark 3.5 / Scala 2.12 and 2.13, Spark 4.0 / 2.13, Spark 4.1 to 4.3 / 2.13.
+JAR_LINES := spark-3.5_2.12 spark-3.5_2.13 spark-4.0_2.13 spark-4.1_2.13
+JARS := $(foreach l,$(JAR_LINES),python/ubunye/jars/ubunye-$(l)-$(VERSION).jar)
+SCALA_SRC := $(shell find jvm/src/main -type f 2>/dev/null) build.sbt project/build.properties project/SparkLine.scala
 SBT := bash tools/sbt
 
-.PHONY: help setup jar jvm-test lint pytest pandas2 test demo bench clean
+.PHONY: help setup jar jvm-test lint pytest pandas2 floors spark-lines test demo bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -24,15 +26,18 @@ $(STAMP): python/pyproject.toml
 
 setup: $(STAMP) ## Create .venv and install the package with its pinned test extras (quick when done)
 
-$(JAR): $(SCALA_SRC)
+# One sbt run builds every line (a grouped target); the new jars are copied in before the stale ones go, so a
+# session starting meanwhile always finds one.
+$(JARS) &: $(SCALA_SRC)
 	$(SBT) package
 	mkdir -p python/ubunye/jars
-	rm -f python/ubunye/jars/*.jar
-	cp jvm/target/scala-2.13/ubunye-spark_2.13-$(VERSION).jar $(JAR)
+	cp $(foreach l,$(JAR_LINES),jvm/target/$(l)/scala-$(lastword $(subst _, ,$(l)))/ubunye-$(l)-$(VERSION).jar) python/ubunye/jars/
+	find python/ubunye/jars -name '*.jar' $(foreach j,$(JARS),! -name $(notdir $(j))) -delete
+	touch $(JARS)
 
-jar: $(JAR) ## Build the Spark jar with sbt (fetched from Maven Central on first use)
+jar: $(JARS) ## Build the Spark jars of every line with sbt (fetched from Maven Central on first use)
 
-jvm-test: ## Run the JVM unit tests (ScalaTest)
+jvm-test: ## Run the JVM unit tests (ScalaTest) on every line: Spark 3.5 / 2.12 and 2.13, 4.0, 4.1
 	$(SBT) test
 
 lint: setup ## ruff over the Python package and tests
@@ -54,7 +59,41 @@ $(PANDAS2_STAMP): python/pyproject.toml
 pandas2: $(PANDAS2_STAMP) ## The twin's tests again on pandas 2.2 / numpy 2.3 (the main venv has pandas 3)
 	$(PANDAS2_VENV)/bin/pytest -q -p no:cacheprovider tests/hashing
 
-test: setup jar jvm-test lint pytest pandas2 ## Everything CI runs: setup, jar, JVM tests, lint, pytest, pandas 2
+# The oldest numpy / pandas / pyarrow the twin is measured to give the right bytes with (python/pyproject.toml's
+# floors): pyarrow 17 prints some decimals and floats differently, numpy 2.3.0-2.3.4's strings.slice differs, and
+# pandas before 2.2.2 does not load with numpy 2. The twin's tests and the conformance vectors again on those.
+FLOORS_VENV := .venv-floors
+FLOORS_STAMP := $(FLOORS_VENV)/.installed
+
+$(FLOORS_STAMP): python/pyproject.toml
+	test -x $(FLOORS_VENV)/bin/python || $(PYTHON) -m venv $(FLOORS_VENV)
+	$(FLOORS_VENV)/bin/pip install -q "numpy==2.3.5" "pandas==2.2.2" "pyarrow==18.0.0" "pytest==9.2.0" "hypothesis==6.170.17"
+	$(FLOORS_VENV)/bin/pip install -q --no-deps -e python
+	touch $(FLOORS_STAMP)
+
+floors: $(FLOORS_STAMP) ## The twin's tests and the vectors on the oldest numpy / pandas / pyarrow the package allows
+	$(FLOORS_VENV)/bin/pytest -q -p no:cacheprovider tests/hashing
+
+# --- other Spark lines: the conformance tier (tests/lines) in one venv per pyspark line --------------------------
+# The main venv runs the whole suite on pyspark 4.2; these run the conformance vectors and JVM = jar-free = twin
+# on pyspark 3.5 (Scala 2.12 jar) and on the newest 4.x (4.3), each in a fresh session. The venvs share pip's
+# cache (the same numpy / pandas / pyarrow wheels as the main venv). More lines: make spark-lines SPARK_LINES="3.5.9 4.0.5 4.1.4 4.3.0"
+SPARK_LINES ?= 3.5.9 4.3.0
+LINE_PINS := "numpy==2.4.6" "pandas==3.1.1" "pyarrow==26.0.1" "pytest==9.2.0"
+
+.venv-spark-%/.installed: python/pyproject.toml
+	test -x .venv-spark-$*/bin/python || $(PYTHON) -m venv .venv-spark-$*
+	.venv-spark-$*/bin/pip install -q "pyspark==$*" $(LINE_PINS)
+	.venv-spark-$*/bin/pip install -q --no-deps -e python
+	touch $@
+
+spark-lines: jar $(foreach v,$(SPARK_LINES),.venv-spark-$(v)/.installed) ## Conformance tier on pyspark 3.5 and the newest 4.x (extra venvs)
+	@for v in $(SPARK_LINES); do \
+	  echo "--- pyspark $$v"; \
+	  UBUNYE_SPARK_LINE_TIER=1 .venv-spark-$$v/bin/pytest -q -p no:cacheprovider tests/lines || exit 1; \
+	done
+
+test: setup jar jvm-test lint pytest pandas2 floors spark-lines ## Everything CI runs: setup, jar, JVM tests, lint, pytest, pandas 2, floors, Spark lines
 
 demo: setup jar ## Run the example job on its embedded default data and show the record
 	$(PY) -m ubunye.demo

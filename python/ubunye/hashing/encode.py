@@ -59,18 +59,33 @@ def join_object(names: list[str], values: list[pa.Array], length: int, quoted: s
     return pc.replace_substring(joined, "{,", "{", max_replacements=1)
 
 
+def _referenced(arr: pa.Array) -> tuple[np.ndarray, int, int]:
+    """The offsets of a non-empty list or map array, and the child range [start, stop) its slots cover.
+
+    Offsets need not start at 0 (a slice, or a writer that leaves unreferenced values in front), and the child
+    may be longer than what they cover: only ``child[start:stop]`` is encoded, values no slot refers to are
+    never read. An EMPTY list or map array is never passed here: its one offset may be garbage (Spark up to 4.1,
+    Arrow Java 12-18, hands mapInArrow such a child when a batch's lists are all empty or null).
+    """
+    offsets = arr.offsets.to_numpy()
+    return offsets, int(offsets[0]), int(offsets[-1])
+
+
 def _list(arr: pa.Array, path: str) -> pa.Array:
+    if len(arr) == 0:
+        return pa.array([], pa.string())  # never read the offsets of an empty array (see _referenced)
     if (
         pa.types.is_fixed_size_list(arr.type)
         or pa.types.is_list_view(arr.type)
         or pa.types.is_large_list_view(arr.type)
     ):
         arr = arr.cast(pa.large_list(arr.type.value_type))
-    child = encode_array(arr.values, path + "[]").fill_null("null")
+    offsets, start, stop = _referenced(arr)
+    child = encode_array(arr.values.slice(start, stop - start), path + "[]").fill_null("null")
     builder = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
-    # A sliced array's offsets are a slice too; from_arrays with a mask wants them unsliced, so copy.
-    offsets = pa.array(arr.offsets.to_numpy(), arr.offsets.type)
-    joined = pc.binary_join(builder.from_arrays(offsets, child, mask=arr.is_null()), ",")
+    # Offsets rebased onto the encoded range (a new array: from_arrays with a mask wants them unsliced).
+    rebased = pa.array(offsets - start, arr.offsets.type)
+    joined = pc.binary_join(builder.from_arrays(rebased, child, mask=arr.is_null()), ",")
     return pc.binary_join_element_wise("[", joined, "]", "")
 
 
@@ -85,8 +100,9 @@ def _key_text(keys: pa.Array, path: str) -> pa.Array:
 
 
 def _map(arr: pa.MapArray, path: str) -> pa.Array:
-    offsets = arr.offsets.to_numpy()
-    start, stop = int(offsets[0]), int(offsets[-1])
+    if len(arr) == 0:
+        return pa.array([], pa.string())  # never read the offsets of an empty array (see _referenced)
+    offsets, start, stop = _referenced(arr)
     entries = arr.values.slice(start, stop - start)
     keys, items = entries.field(0), entries.field(1)
     if keys.null_count:

@@ -70,14 +70,15 @@ def hash_spark_arrow(df: DataFrame) -> FrameHash:
 def hash_spark(df: DataFrame, engine: str | None = None) -> FrameHash:
     """rows-v1 of a Spark DataFrame: ``engine="jvm"`` (the jar), ``"arrow"`` (no jar), or None to choose.
 
-    None picks the JVM function when ``ubunye_rows_v1`` is registered in the DataFrame's session.
+    None picks the JVM function when it is registered in the DataFrame's session and can run there
+    (``ubunye.spark.jvm_usable``: a jar of another Spark line or Scala is refused with a ``JarWarning``).
     """
     from ubunye.hashing._spark import hash_spark_jvm
 
     if engine is None:
-        from ubunye.spark import is_registered
+        from ubunye.spark import jvm_usable
 
-        engine = "jvm" if is_registered(df.sparkSession) else "arrow"
+        engine = "jvm" if jvm_usable(df.sparkSession) else "arrow"
     if engine == "jvm":
         return hash_spark_jvm(df)
     return hash_spark_arrow(df)
@@ -94,9 +95,9 @@ def spark_canonical_lines(df: DataFrame, limit: int | None = None, engine: str |
     from ubunye.hashing._spark import spark_canonical_lines_jvm, spark_schema_string
 
     if engine is None:
-        from ubunye.spark import is_registered
+        from ubunye.spark import jvm_usable
 
-        engine = "jvm" if is_registered(df.sparkSession) else "arrow"
+        engine = "jvm" if jvm_usable(df.sparkSession) else "arrow"
     if engine == "jvm":
         return spark_canonical_lines_jvm(df, limit)
     spark_schema_string(df.schema)

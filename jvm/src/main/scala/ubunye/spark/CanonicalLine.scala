@@ -56,6 +56,7 @@ private[spark] object CanonicalLine {
     case FloatType        => FloatWriter
     case DoubleType       => DoubleWriter
     case d: DecimalType   => DecimalWriter(d.precision, d.scale)
+    case _: CharType | _: VarcharType => StringWriter // before StringType: not its subclasses in Spark 3.5
     case _: StringType    => StringWriter
     case BinaryType       => BinaryWriter
     case DateType         => DateWriter
@@ -181,7 +182,7 @@ private[spark] object CanonicalLine {
 
     /** Bytes that are not UTF-8 are read as Java (and so Jackson, and to_json) reads them: U+FFFD. */
     private def valid(s: UTF8String): UTF8String =
-      if (s.isValid) s else UTF8String.fromString(new String(s.getBytes, UTF_8))
+      if (SparkCompat.isValidUtf8(s)) s else UTF8String.fromString(new String(s.getBytes, UTF_8))
   }
 
   object BinaryWriter extends TextWriter {

@@ -112,11 +112,20 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
 private[spark] object LineBuffer {
   private val Hex: Array[Byte] = "0123456789ABCDEF".getBytes(UTF_8) // upper case, as Jackson writes
 
-  /** Code point order of two UTF-8 byte strings (= unsigned lexicographic order of their bytes). */
-  def compareUtf8(a: Array[Byte], aOff: Int, aLen: Int, b: Array[Byte], bOff: Int, bLen: Int): Int =
-    Arrays.compareUnsigned(a, aOff, aOff + aLen, b, bOff, bOff + bLen)
+  /** Code point order of two UTF-8 byte strings (= unsigned lexicographic order of their bytes). Written out
+    * rather than Arrays.compareUnsigned, which is Java 9+: the Spark 3.5 jars run on Java 8. */
+  def compareUtf8(a: Array[Byte], aOff: Int, aLen: Int, b: Array[Byte], bOff: Int, bLen: Int): Int = {
+    val n = math.min(aLen, bLen)
+    var i = 0
+    while (i < n) {
+      val c = (a(aOff + i) & 0xff) - (b(bOff + i) & 0xff)
+      if (c != 0) return c
+      i += 1
+    }
+    aLen - bLen
+  }
 
-  def compareUtf8(a: Array[Byte], b: Array[Byte]): Int = Arrays.compareUnsigned(a, b)
+  def compareUtf8(a: Array[Byte], b: Array[Byte]): Int = compareUtf8(a, 0, a.length, b, 0, b.length)
 
   /** Sorts names by code point (rows-v1 section 2), NOT by Java's UTF-16 String.compareTo. */
   def codePointOrder(a: String, b: String): Boolean = compareUtf8(a.getBytes(UTF_8), b.getBytes(UTF_8)) < 0

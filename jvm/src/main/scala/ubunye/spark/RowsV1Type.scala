@@ -20,7 +20,8 @@ private[spark] object RowsV1Type {
     case FloatType                 => Right("float32")
     case DoubleType                => Right("float64")
     case BooleanType               => Right("bool")
-    case _: StringType             => Right("string") // any collation; char(n)/varchar(n) extend StringType
+    case _: CharType | _: VarcharType => Right("string") // before StringType: not its subclasses in Spark 3.5
+    case _: StringType             => Right("string") // any collation
     case BinaryType                => Right("binary")
     case DateType                  => Right("date")
     case TimestampType             => Right("timestamp")

@@ -2,6 +2,7 @@ package ubunye.spark
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.analysis.FunctionRegistry
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, NamedExpression}
 import org.apache.spark.sql.catalyst.util.toPrettySQL
 
@@ -76,23 +77,30 @@ object UbunyeFunctions {
       (children: Seq[Expression]) => CanonicalLineExpression(children, children.map(columnName)))
   )
 
-  /** Registers every function in the function registry of `spark`, an already running session. */
-  def registerAll(spark: SparkSession): Unit =
-    functions.foreach { case (id, info, builder) => registry(spark).registerFunction(qualified(id), info, builder) }
+  /** Registers every function in the function registry of `spark`, an already running session. Fails, naming
+    * the jar to attach instead, when this jar is built for another Spark line or Scala version. */
+  def registerAll(spark: SparkSession): Unit = {
+    val wrong = JarInfo.mismatch()
+    if (wrong != null) throw new IllegalStateException(wrong)
+    val registry = SparkCompat.functionRegistry(spark)
+    functions.foreach { case (id, info, builder) => registry.registerFunction(key(registry, id), info, builder) }
+  }
 
   /** Takes the functions out of the session again (for tests of registerAll). */
-  def unregisterAll(spark: SparkSession): Unit =
-    functions.foreach { case (id, _, _) => registry(spark).dropFunction(qualified(id)) }
+  def unregisterAll(spark: SparkSession): Unit = {
+    val registry = SparkCompat.functionRegistry(spark)
+    functions.foreach { case (id, _, _) => registry.dropFunction(key(registry, id)) }
+  }
 
-  // Spark internals: the session's function registry lives on the classic (non-Connect) session.
-  private def registry(spark: SparkSession) =
-    spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.functionRegistry
-
-  // Spark internals: in Spark 4.2 the registry's keys are 3-part, system.builtin.<name> (CatalogManager's
-  // SYSTEM_CATALOG_NAME and BUILTIN_NAMESPACE, private[sql]), which is also where injectFunction
-  // (spark.sql.extensions) puts extension functions. An unqualified key fails an assertion there.
-  private def qualified(id: FunctionIdentifier): FunctionIdentifier =
-    FunctionIdentifier(id.funcName, Some("builtin"), Some("system"))
+  // Spark internals, detected at run time rather than per line: the registry's keys are bare names on Spark
+  // 3.5 to 4.1 and 3-part (system.builtin.<name>) on 4.2+, which is also where injectFunction
+  // (spark.sql.extensions) puts extension functions there; a key of the wrong form is never looked up (4.0,
+  // 4.1) or fails an assertion (4.2). The built-in `abs` is registered under the form this Spark uses.
+  private def key(registry: FunctionRegistry, id: FunctionIdentifier): FunctionIdentifier =
+    registry.listFunction().find(_.funcName == "abs") match {
+      case Some(abs) => FunctionIdentifier(id.funcName, abs.database, abs.catalog)
+      case None      => id
+    }
 
   /** True when `ubunye_rows_v1` is known to the session. */
   def isRegistered(spark: SparkSession): Boolean = spark.catalog.functionExists(RowsV1)

@@ -29,7 +29,8 @@ class RowsV1TypeSuite extends AnyFunSuite {
     def err(names: Seq[String], types: Seq[DataType]): String = RowsV1Type.check(names, types).getOrElse(fail("accepted"))
     assert(err(Seq("iv"), Seq(DayTimeIntervalType())).contains("column `iv` has type interval day to second"))
     assert(err(Seq("n"), Seq(NullType)).contains("column `n` has type void"))
-    assert(err(Seq("v"), Seq(VariantType)).contains("variant"))
+    // variant is a Spark 4 type: the suite runs on Spark 3.5 too, where the DDL name does not parse.
+    scala.util.Try(DataType.fromDDL("variant")).foreach(variant => assert(err(Seq("v"), Seq(variant)).contains("variant")))
     assert(err(Seq("y"), Seq(YearMonthIntervalType())).contains("interval year to month"))
     assert(err(Seq("c"), Seq(CalendarIntervalType)).contains("interval"))
     val nested = StructType(Seq(StructField("x", ArrayType(MapType(StringType, NullType)))))

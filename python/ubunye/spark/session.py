@@ -1,0 +1,246 @@
+"""Sessions and the ubunye SQL functions: configuring a builder, registering in a running session, checking.
+
+Example:
+    >>> from ubunye.spark.session import EXTENSIONS
+    >>> EXTENSIONS
+    'ubunye.spark.UbunyeExtensions'
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from ubunye.exceptions import JarNotFoundError
+from ubunye.spark.jars import HOW_TO_BUILD, jar_path
+from ubunye.spark.lines import session_target
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+FUNCTION = "ubunye_rows_v1"
+LINE_FUNCTION = "ubunye_canonical_line"
+EXTENSIONS = "ubunye.spark.UbunyeExtensions"
+
+
+class JarWarning(UserWarning):
+    """The session has a ubunye jar whose functions cannot run here; hash_frame uses the jar-free path."""
+
+
+def configure(
+    builder: SparkSession.Builder, spark_version: str | None = None, scala_version: str | None = None
+) -> SparkSession.Builder:
+    """Add the jar (``spark.jars``) and the extensions (``spark.sql.extensions``) to a session builder.
+
+    The jar is the one for the pyspark installed here (``jar_path()``, read before the JVM starts), or for
+    ``spark_version`` / ``scala_version`` when given. Keeps jars and extensions the builder already has.
+    Call it before ``getOrCreate()``: both confs are read when the session starts (Spark 3.5 needs
+    ``spark.sql.extensions``; Spark 4 would also find the extension from ``spark.jars`` alone).
+
+    Example:
+        >>> from pyspark.sql import SparkSession  # doctest: +SKIP
+        >>> spark = configure(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
+    """
+    jar = str(jar_path(spark_version, scala_version))
+    options = getattr(builder, "_options", {})  # what the builder was given so far (pyspark keeps it here)
+    jars = [j for j in str(options.get("spark.jars", "")).split(",") if j]
+    extensions = [e for e in str(options.get("spark.sql.extensions", "")).split(",") if e]
+    if jar not in jars:
+        jars.append(jar)
+    if EXTENSIONS not in extensions:
+        extensions.append(EXTENSIONS)
+    return builder.config("spark.jars", ",".join(jars)).config("spark.sql.extensions", ",".join(extensions))
+
+
+def is_registered(spark: SparkSession) -> bool:
+    """True when the session knows ``ubunye_rows_v1`` (works on Spark Connect too)."""
+    return bool(spark.catalog.functionExists(FUNCTION))
+
+
+def _jvm_class(spark: Any, name: str) -> Any:
+    """``ubunye.spark.<name>`` through py4j, or None when no such class is on the session's classpath."""
+    from py4j.java_gateway import JavaClass
+
+    cls = getattr(spark._jvm.ubunye.spark, name)  # py4j gives a JavaPackage for a class it cannot find
+    return cls if isinstance(cls, JavaClass) else None
+
+
+def diagnose(spark: SparkSession) -> str | None:
+    """What keeps the ubunye jar of a classic session from working, or None when nothing does (or when it
+    cannot be told: Spark Connect). Tells "no jar" from "the jar of another Spark line or Scala"."""
+    if getattr(spark, "_jvm", None) is None:
+        return None
+    target = session_target(spark)
+    info = _jvm_class(spark, "JarInfo")
+    if info is None:
+        try:
+            wanted = target.jar_name
+        except JarNotFoundError as exc:
+            return str(exc)
+        if _jvm_class(spark, "UbunyeFunctions") is not None:
+            return (
+                "the ubunye jar on this session's classpath predates the per-line jars (it has no "
+                f"ubunye.spark.JarInfo) and may be for another Spark line or Scala; {target.describe()} needs {wanted}"
+            )
+        return f"no ubunye jar on this session's classpath: {target.describe()} needs {wanted}"
+    wrong = info.mismatch(target.spark_version, target.scala_version or "")
+    return None if wrong is None else str(wrong)
+
+
+_HOW_TO_ATTACH = (
+    "attach it (ubunye.spark.jar_path(); on Databricks a cluster library, an init script or spark.jars) and set "
+    f"spark.sql.extensions={EXTENSIONS}, or call ubunye.spark.register(spark) once the jar is on the classpath"
+)
+
+
+def _wanted(spark: Any) -> str:
+    try:
+        return session_target(spark).jar_name
+    except Exception:  # no jar for this Spark, or py4j refusing the Scala version query
+        return "the ubunye jar of its Spark line"
+
+
+def register(spark: SparkSession) -> None:
+    """Register the ubunye SQL functions in a session that is already running, its classpath holding the jar.
+
+    For a Databricks notebook with the jar attached as a cluster library, or any session started without
+    ``spark.sql.extensions``. Needs py4j (a classic session, not Spark Connect). Raises ``JarNotFoundError``
+    saying which jar this session needs: when there is none, and when the one attached is for another Spark
+    line or Scala version (its functions would fail on every call).
+
+    Example:
+        >>> register(spark)  # doctest: +SKIP
+        >>> spark.sql("SELECT ubunye_rows_v1(*) FROM range(3)").first()[0].row_count  # doctest: +SKIP
+        3
+    """
+    if getattr(spark, "_jvm", None) is None:
+        msg = (
+            "register() needs a classic SparkSession (py4j); on Spark Connect attach "
+            f"{_wanted(spark)} to the cluster and set spark.sql.extensions={EXTENSIONS} there"
+        )
+        raise JarNotFoundError(msg)
+    problem = diagnose(spark)
+    if problem is not None:
+        raise JarNotFoundError(f"{problem}: {_HOW_TO_ATTACH}")
+    try:
+        # The one py4j call site: ubunye.spark.UbunyeFunctions.registerAll(session).
+        spark._jvm.ubunye.spark.UbunyeFunctions.registerAll(spark._jsparkSession)
+    except Exception as exc:  # a Py4JJavaError carries the JVM's own message
+        msg = f"registering the ubunye functions failed ({exc.__class__.__name__}: {str(exc).strip()[:500]})"
+        raise JarNotFoundError(msg) from exc
+    _USABLE.pop(spark, None)
+    require(spark)
+
+
+def require(spark: SparkSession) -> None:
+    """Raise ``JarNotFoundError``, saying which jar to attach and how, unless ``ubunye_rows_v1`` is there.
+
+    Spark only logs a warning when a class in ``spark.sql.extensions`` cannot be loaded (and the ubunye
+    extension of another Spark line only logs an error): call this right after starting a session to fail
+    loudly instead.
+    """
+    if not is_registered(spark):
+        why = diagnose(spark) or f"this session needs {_wanted(spark)}"
+        msg = f"the Spark session has no {FUNCTION} function ({why}): {_HOW_TO_ATTACH}; no jar yet? {HOW_TO_BUILD}"
+        raise JarNotFoundError(msg)
+
+
+# --- may hash_frame use the JVM function? ---------------------------------------------------------------------
+# A function that is registered may still be unable to run: a ubunye jar from before the per-line jars (no line
+# check) of another Spark line or Scala, on a classic session or behind Spark Connect. One tiny query per session
+# tells.
+
+_PROBE_SQL = f"SELECT {FUNCTION}(*) AS h FROM VALUES (1, 'é', array(map('k', 1.5D))), (2, null, null) AS t(a, b, c)"
+_USABLE: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+
+
+def _probe_expected() -> str:
+    import pyarrow as pa
+
+    from ubunye.hashing import hash_frame
+
+    maps = pa.list_(pa.map_(pa.string(), pa.float64()))
+    table = pa.table(
+        {
+            "a": pa.array([1, 2], pa.int32()),
+            "b": pa.array(["é", None]),
+            "c": pa.array([[[("k", 1.5)]], None], maps),
+        }
+    )
+    return hash_frame(table).data_hash
+
+
+def _probe(spark: Any) -> str | None:
+    """None when ``ubunye_rows_v1`` runs in this session and agrees with the twin; else why not."""
+    try:
+        got = spark.sql(_PROBE_SQL).first()["h"]["data_hash"]
+    except Exception as exc:  # the JVM's error, whatever its class: a wrong jar fails in many ways
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        return f"{FUNCTION} fails in this session ({exc.__class__.__name__}: {first})"
+    want = _probe_expected()
+    if got != want:
+        return f"{FUNCTION} gives {got} where the Python twin gives {want} (a jar of another ubunye version?)"
+    return None
+
+
+def jvm_usable(spark: SparkSession) -> bool:
+    """True when ``hash_frame`` may use the JVM function in this session: it is registered, and it runs and
+    agrees with the twin on a two-row probe (run once per session). Otherwise False; when a ubunye jar is
+    there but cannot be used, a ``JarWarning`` says why and which jar to attach.
+
+    Example:
+        >>> jvm_usable(spark)  # doctest: +SKIP
+        True
+    """
+    try:
+        return _USABLE[spark]
+    except KeyError:
+        pass
+    except TypeError:  # a session object that cannot be weakly referenced: probe every time
+        return _check(spark)
+    usable = _check(spark)
+    _USABLE[spark] = usable
+    return usable
+
+
+def _quietly(call: Any, spark: Any) -> Any:
+    """``call(spark)``, or None when py4j refuses (e.g. clusters that block JVM access from Python)."""
+    try:
+        return call(spark)
+    except Exception:
+        return None
+
+
+def _jar_present(spark: Any) -> bool:
+    return getattr(spark, "_jvm", None) is not None and _jvm_class(spark, "UbunyeFunctions") is not None
+
+
+def _check(spark: Any) -> bool:
+    if not is_registered(spark):
+        # Quiet when there is no ubunye jar at all (the jar-free path is the plan); a warning when one is there
+        # but its extension refused to register (another Spark line or Scala).
+        if _quietly(_jar_present, spark):
+            problem = _quietly(diagnose, spark) or f"{FUNCTION} is not registered (ubunye.spark.register(spark))"
+            warnings.warn(f"{problem}; hashing without the jar (engine='arrow')", JarWarning, stacklevel=4)
+        return False
+    problem = _probe(spark)
+    if problem is None:
+        return True
+    advice = _quietly(diagnose, spark) or f"this session needs {_wanted(spark)}"
+    warnings.warn(f"{problem}; {advice}; hashing without the jar (engine='arrow')", JarWarning, stacklevel=4)
+    return False
+
+
+__all__ = [
+    "EXTENSIONS",
+    "FUNCTION",
+    "LINE_FUNCTION",
+    "JarWarning",
+    "configure",
+    "diagnose",
+    "is_registered",
+    "jvm_usable",
+    "register",
+    "require",
+]
