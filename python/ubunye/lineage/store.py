@@ -155,7 +155,8 @@ class RecordStore:
             >>> import tempfile
             >>> store = RecordStore(tempfile.mkdtemp())
             >>> for i in ("20261201T0200-a", "20261202T0200-b"):
-            ...     _ = store.write(RunRecord(run_id=i, usecase="u", package="p", task="t", started_at=i[:8]))
+            ...     at = f"{i[:4]}-{i[4:6]}-{i[6:8]}T02:00:00Z"
+            ...     _ = store.write(RunRecord(run_id=i, usecase="u", package="p", task="t", started_at=at))
             >>> store.resolve("latest~1").record.run_id, store.resolve("20261202").record.run_id
             ('20261201T0200-a', '20261202T0200-b')
         """
