@@ -413,6 +413,12 @@ def prepare(
     check_outputs(cfg, usecase_dir, {name: location(io, usecase_dir) for name, io in cfg.outputs.items()})
     if engine is None or isinstance(engine, str):
         engine = get_engine(engine or cfg.backend, cfg.spark_conf, spark=spark)
+    # Outputs the engine cannot write as a whole (object-store overwrite of plain files, partition_by it cannot
+    # read back as written...) are refused before anything is read, not after the transform.
+    check_output = getattr(engine, "check_output", None)
+    if check_output is not None:
+        for io in cfg.outputs.values():
+            check_output(io, usecase_dir)
     return RunContext(
         task_dir, usecase_dir, usecase, package, task, cfg, engine, new_run_id(), dt, dtf, mode, entry_point
     )

@@ -100,6 +100,8 @@ def doc(
 
 
 OUT = ["CONFIG", "outputs", "out"]
+# Cases whose output is at a URL say format delta: a plain-file overwrite at a URL is refused before the run
+# (test_an_output_refused_before_the_run_masks_its_url), and these cases need the run to reach the transform.
 
 
 @dataclass
@@ -138,15 +140,15 @@ CASES = [
              leak=[*OUT, "storage_options", "headers", "Cookie"], part=r"session=(.+)"),
          ["CookieVal-7720"]),
     Case("oauth-code-query",
-         doc({"path": "https://api.example.com/export?code=OauthCode-1204&page=2"}, leak=[*OUT, "path"],
-             part=r"code=([^&]+)"),
+         doc({"format": "delta", "path": "https://api.example.com/export?code=OauthCode-1204&page=2"},
+             leak=[*OUT, "path"], part=r"code=([^&]+)"),
          ["OauthCode-1204"]),
     Case("sas-sig-query",
-         doc({"path": "https://acct.blob.core.windows.net/c/x?sv=2022-11-02&ss=b&sig=SasSig%2B8812%3D"},
+         doc({"format": "delta", "path": "https://acct.blob.core.windows.net/c/x?sv=2022-11-02&ss=b&sig=SasSig%2B8812%3D"},
              leak=[*OUT, "path"], part=r"sig=([^&]+)"),
          ["SasSig%2B8812%3D", "SasSig+8812="]),
     Case("x-amz-signature",
-         doc({"path": "https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIAXX%2F20261201&X-Amz-Signature=AmzSig0553"
+         doc({"format": "delta", "path": "https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIAXX%2F20261201&X-Amz-Signature=AmzSig0553"
                       "&X-Amz-Security-Token=AmzTok0554"},
              leak=[*OUT, "path"], part=r"Signature=([^&]+)"),
          ["AmzSig0553", "AmzTok0554"]),
@@ -155,7 +157,7 @@ CASES = [
              part=r"app:(.*)@db"),
          ["p@ss/w0rd:7731"]),
     Case("token-as-url-user",
-         doc({"path": "https://ghp_UrlUser7741abcdefghijkl@github.com/o/r.git"}, leak=[*OUT, "path"],
+         doc({"format": "delta", "path": "https://ghp_UrlUser7741abcdefghijkl@github.com/o/r.git"}, leak=[*OUT, "path"],
              part=r"//([^@]+)@"),
          ["ghp_UrlUser7741abcdefghijkl"]),
     Case("jdbc-postgres",
@@ -456,3 +458,14 @@ def test_log_lines_and_warnings_are_masked(caplog):
 def test_error_line_masks_before_collapsing_whitespace():
     exc = ValueError('not valid YAML: while parsing\n  in "<unicode string>", line 3:\n    password: hunter22\n')
     assert error_line(exc) == 'error: not valid YAML: while parsing in "<unicode string>", line 3: password: ***'
+
+
+def test_an_output_refused_before_the_run_masks_its_url(uc):
+    cfg = doc({"path": "https://api.example.com/export?code=OauthCode-1204&page=2"})
+    task = write(uc, Case("refused-url", cfg, ["OauthCode-1204"]))
+    run = invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", task, "--engine", "pandas")
+    assert run.exit_code == 2, run.output
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith("error: output 'out'") and "delta" in line, line
+    absent(["OauthCode-1204"], run.output + run.stderr, "the stderr of ubunye run")
+    assert not (uc / ".ubunye").exists()  # refused before the run: no record

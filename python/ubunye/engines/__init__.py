@@ -38,6 +38,10 @@ class Engine(Protocol):
         visible; if it raises, nothing is made visible and its exception propagates unchanged.
         """
 
+    def check_output(self, io: IOConfig, base_dir: Path) -> None:
+        """Raise EngineError if the output cannot be written, from its config and location alone (no frame), so a
+        run can be refused before any input is read. ``write`` checks the same again."""
+
     def sql(self, query: str, sources: dict[str, Any]) -> Any:
         """Run a SQL query over the sources, each registered as a view under its name."""
 

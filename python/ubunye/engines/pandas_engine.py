@@ -16,9 +16,9 @@ import pandas as pd
 import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines import resolve_path, transaction
+from ubunye.engines import local_path, resolve_path, transaction
 from ubunye.engines.delta import write_delta
-from ubunye.engines.inputs import data_files
+from ubunye.engines.inputs import data_files, has_partitions
 from ubunye.engines.locks import output_lock
 from ubunye.engines.transaction import CommitHook
 from ubunye.exceptions import EngineError, HashError
@@ -111,8 +111,16 @@ class PandasEngine:
 
             sep = str(io.options.get("sep", io.options.get("delimiter", ",")))
             fmt = ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter=sep))
-        source = path if files is None else [str(f) for f in files]
-        return ds.dataset(source, format=fmt).to_table()
+        if files is None:  # a URL: pyarrow lists it
+            return ds.dataset(path, format=fmt).to_table()
+        root = local_path(path)
+        assert root is not None
+        if has_partitions(files, root):  # name=value folders become columns, as Spark reads them (not dropped)
+            partitioned = ds.dataset(
+                [str(f) for f in files], format=fmt, partitioning="hive", partition_base_dir=str(root)
+            )
+            return partitioned.to_table()
+        return ds.dataset([str(f) for f in files], format=fmt).to_table()
 
     # -- writing ---------------------------------------------------------------------------------------------------
     def write(
@@ -133,14 +141,13 @@ class PandasEngine:
             >>> len(PandasEngine().read(IOConfig("o", format="parquet", path="o"), base))
             1
         """
-        if io.table is not None:
-            msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
-            raise EngineError(msg)
+        self.check_output(io, base_dir)
         assert io.path is not None
         path = resolve_path(io.path, base_dir)
         hook = CommitHook(before_commit)
         try:
             table = _to_arrow(frame)
+            transaction.refuse_columns(io, table.schema)  # before anything is written
             if io.format == "delta":
                 with output_lock(path):  # a no-op for URLs; serialises local runs
                     write_delta(table, io, path, hook)
@@ -151,6 +158,21 @@ class PandasEngine:
             if error is exc:
                 raise
             raise error from exc
+
+    def check_output(self, io: IOConfig, base_dir: Path) -> None:
+        """Raise EngineError if this output cannot be written, judged from its config and location alone, so the
+        runner can refuse before reading anything (``write`` checks again, and checks the columns).
+
+        Example:
+            >>> PandasEngine().check_output(IOConfig("o", format="parquet", path="s3://b/o"), Path("/u"))
+            Traceback (most recent call last):
+            ubunye.exceptions.EngineError: output 'o': cannot overwrite parquet at s3://b/o safely: ...
+        """
+        if io.table is not None:
+            msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
+            raise EngineError(msg)
+        assert io.path is not None
+        transaction.refuse_unwritable(io, resolve_path(io.path, base_dir), self.name)
 
     # -- transforming ----------------------------------------------------------------------------------------------
     def _relation(self, query: str, sources: dict[str, Any]):

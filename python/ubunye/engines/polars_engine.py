@@ -113,13 +113,12 @@ class PolarsEngine:
             >>> PolarsEngine().read(IOConfig("o", format="csv", path="o"), base).height
             1
         """
-        if io.table is not None:
-            msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
-            raise EngineError(msg)
+        self.check_output(io, base_dir)
         assert io.path is not None
         path = resolve_path(io.path, base_dir)
         hook = CommitHook(before_commit)
         try:
+            transaction.refuse_columns(io, frame.head(0).to_arrow().schema)  # no rows: the types only
             if io.format == "delta":
                 with output_lock(path):  # a no-op for URLs; serialises local runs
                     write_delta(frame.to_arrow(), io, path, hook)
@@ -130,6 +129,21 @@ class PolarsEngine:
             if error is exc:
                 raise
             raise error from exc
+
+    def check_output(self, io: IOConfig, base_dir: Path) -> None:
+        """Raise EngineError if this output cannot be written, judged from its config and location alone, so the
+        runner can refuse before reading anything (``write`` checks again, and checks the columns).
+
+        Example:
+            >>> PolarsEngine().check_output(IOConfig("o", format="csv", path="/u/o", partition_by=["id"]), Path("/u"))
+            Traceback (most recent call last):
+            ubunye.exceptions.EngineError: output 'o': the polars engine cannot write csv partitioned by 'id' ...
+        """
+        if io.table is not None:
+            msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
+            raise EngineError(msg)
+        assert io.path is not None
+        transaction.refuse_unwritable(io, resolve_path(io.path, base_dir), self.name)
 
     def sql(self, query: str, sources: dict[str, Any]) -> pl.DataFrame:
         frames = {name: self.native(frame) for name, frame in sources.items()}

@@ -27,6 +27,10 @@ log = logging.getLogger("ubunye")
 #: The delta-spark jars' version. pip's delta-spark 4.4.1 asks for 4.4.1 jars, which Maven Central does not
 #: have for Spark 4.2 (io.delta:delta-spark_4.2_2.13 stops at 4.4.0); override with UBUNYE_DELTA_VERSION.
 DELTA_JARS_VERSION = "4.4.0"
+#: Spark 4 lines with io.delta:delta-spark_<line>_2.13:4.4.0 on Maven Central (none yet for 4.3: README).
+DELTA_SPARK_LINES = ("4.0", "4.1", "4.2")
+#: io.delta:delta-spark_<scala>:3.3.3 serves Spark 3.5 (Scala 2.12 and 2.13).
+DELTA_JARS_VERSION_SPARK35 = "3.3.3"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
@@ -38,6 +42,17 @@ def delta_package() -> str:
     import pyspark
 
     major_minor = ".".join(pyspark.__version__.split(".")[:2])
+    if major_minor == "3.5":  # Delta 3.3 is the last line for Spark 3.5; its jars carry only the Scala suffix
+        from ubunye.spark.lines import installed_target
+
+        version = os.environ.get("UBUNYE_DELTA_VERSION", DELTA_JARS_VERSION_SPARK35)
+        return f"io.delta:delta-spark_{installed_target().scala}:{version}"
+    if major_minor not in DELTA_SPARK_LINES:
+        msg = (
+            f"no delta-spark jars on Maven Central for Spark {pyspark.__version__} (known lines: 3.5, "
+            f"{', '.join(DELTA_SPARK_LINES)}): set UBUNYE_DELTA_PACKAGE to a coordinate that exists"
+        )
+        raise EngineError(msg)
     version = os.environ.get("UBUNYE_DELTA_VERSION", DELTA_JARS_VERSION)
     return f"io.delta:delta-spark_{major_minor}_2.13:{version}"
 
@@ -48,6 +63,13 @@ DELTA_HELP = (
     "spark.jars.packages={pkg}, spark.sql.extensions=" + DELTA_EXTENSION + " and "
     "spark.sql.catalog.spark_catalog=" + DELTA_CATALOG + " (on Databricks Delta is built in)"
 )
+
+
+def _delta_package_text() -> str:
+    try:
+        return delta_package()
+    except EngineError as exc:
+        return f"<none: {exc}>"
 
 
 def configure_delta(builder: Any) -> Any:
@@ -63,7 +85,11 @@ def configure_delta(builder: Any) -> Any:
     packages = [p for p in str(options.get("spark.jars.packages", "")).split(",") if p]
     extensions = [e for e in str(options.get("spark.sql.extensions", "")).split(",") if e]
     if not any(p.startswith("io.delta:") for p in packages):
-        packages.append(delta_package())
+        try:
+            packages.append(delta_package())
+        except EngineError as exc:  # a Spark line without Delta jars still gets a session, without Delta
+            log.warning("%s", exc)
+            return builder
     if DELTA_EXTENSION not in extensions:
         extensions.append(DELTA_EXTENSION)
     return (
@@ -125,7 +151,7 @@ class SparkEngine:
 
     def _fail(self, io: IOConfig, verb: str, where: str, exc: Exception) -> EngineError:
         if io.format == "delta" and _is_delta_missing(exc):
-            return EngineError(f"{verb} {io.name!r} at {where}: " + DELTA_HELP.format(pkg=delta_package()))
+            return EngineError(f"{verb} {io.name!r} at {where}: " + DELTA_HELP.format(pkg=_delta_package_text()))
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         action = "read" if verb == "input" else "write"
         return EngineError(f"{verb} {io.name!r}: cannot {action} {io.format or 'table'} at {where}: {first}")
@@ -201,8 +227,7 @@ class SparkEngine:
             options = {"header": "true", **options}
         hook = CommitHook(before_commit)
         local = None if io.table is not None else self.local_root(where)
-        if io.table is None and io.format != "delta" and local is None and io.mode == "overwrite":
-            transaction.refuse_remote_overwrite(io, where)
+        self.check_output(io, base_dir)
         try:
             writer = frame.write.options(**options)
             if io.partition_by:
@@ -234,6 +259,26 @@ class SparkEngine:
             if isinstance(exc, EngineError):
                 raise
             raise self._fail(io, "output", where, exc) from exc
+
+    def check_output(self, io: IOConfig, base_dir: Path) -> None:
+        """Raise EngineError if this output cannot be written, judged from its config and location alone, so the
+        runner can refuse before reading anything: parquet/csv/json overwrite off the driver's disk (no atomic
+        rename there), a file where a local output folder goes. ``write`` checks again.
+
+        Example:
+            >>> SparkEngine(spark=object()).check_output(IOConfig("o", format="json", path="s3://b/o"), Path("/u"))
+            Traceback (most recent call last):
+            ubunye.exceptions.EngineError: output 'o': cannot overwrite json at s3://b/o safely: ...
+        """
+        if io.table is not None or io.format == "delta":
+            return  # the catalog and Delta's log commit atomically wherever they are
+        where = location(io, base_dir)
+        local = self.local_root(where)
+        if local is None:
+            if io.mode == "overwrite":
+                transaction.refuse_remote_overwrite(io, where)
+            return
+        transaction.refuse_file_at(io, local)
 
     def _dynamic_overwrite(self, options: dict[str, str]) -> bool:
         """Spark's partitionOverwriteMode=dynamic: an overwrite replaces only the partitions it writes."""

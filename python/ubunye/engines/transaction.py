@@ -14,7 +14,9 @@ lock (:func:`ubunye.engines.locks.output_lock`) and in this order:
 6. only then delete the old data.
 
 A failure or kill before step 5 leaves the old output as it was; after it, the new one. An output location that
-is a file (not a folder) is replaced by the folder through the same swap; appending to a file is refused.
+is a file (not a folder) is refused, overwrite and append alike (:func:`refuse_file_at`): it may be someone's
+data. :func:`refuse_unwritable` and :func:`refuse_columns` refuse, before anything is written, what the
+in-process engines cannot write so that it reads back as written.
 
 Example:
     >>> import tempfile
@@ -37,6 +39,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
 
 from ubunye.engines import swap
 from ubunye.engines.locks import output_lock
@@ -133,6 +137,7 @@ def overwrite(io: IOConfig, folder: Path, hook: CommitHook) -> Iterator[Path]:
     with output_lock(str(folder)):
         target = target_of(folder)
         tidy(target)
+        refuse_file_at(io, folder)
         with staged(target) as staging:
             yield staging
             commit(staging, target, hook)
@@ -159,9 +164,7 @@ def append(io: IOConfig, folder: Path, hook: CommitHook) -> Iterator[Path]:
     with output_lock(str(folder)):
         target = target_of(folder)
         tidy(target)
-        if os.path.lexists(target) and not target.is_dir():
-            msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
-            raise EngineError(msg)
+        refuse_file_at(io, folder)
         name = part_name(io.format or "data")
         if not target.is_dir():
             with staged(target) as staging:
@@ -201,9 +204,7 @@ def merge(io: IOConfig, folder: Path, hook: CommitHook, *, partitions_only: bool
     with output_lock(str(folder)):
         target = target_of(folder)
         tidy(target)
-        if os.path.lexists(target) and not target.is_dir():
-            msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
-            raise EngineError(msg)
+        refuse_file_at(io, folder)
         with staged(target) as staging:
             yield staging
             if target.is_dir():
@@ -265,6 +266,62 @@ def write_parts(io: IOConfig, where: str, engine: str, write_part: Callable[[Pat
         >>> [p.suffix for p in Path(out).iterdir()]
         ['.csv']
     """
+    refuse_unwritable(io, where, engine)
+    folder = local_path(where)
+    assert folder is not None  # refuse_unwritable refused every other URL
+    if io.mode == "overwrite":
+        with overwrite(io, folder, hook) as staging:
+            write_part(staging / part_name(io.format or "data"))
+    else:
+        with append(io, folder, hook) as part:
+            write_part(part)
+
+
+def refuse_file_at(io: IOConfig, folder: Path) -> None:
+    """Raise EngineError if the output location (or a symlink's target) is a file, not a folder.
+
+    Overwrite refuses too, not only append: a file there is not an output ubunye wrote (those are folders), so
+    replacing it could delete data nobody meant to lose.
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> f = Path(tempfile.mkdtemp()) / "out"; _ = f.write_text("keep me")
+        >>> refuse_file_at(IOConfig("out", format="csv"), f)
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'out': .../out is a file, not an output folder; move it away or ...
+    """
+    target = target_of(folder)
+    if not os.path.lexists(target) or target.is_dir():
+        return
+    if io.mode == "append":
+        msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
+    else:
+        msg = f"output {io.name!r}: {folder} is a file, not an output folder; move it away or choose another path"
+    raise EngineError(msg)
+
+
+def refuse_unwritable(io: IOConfig, where: str, engine: str) -> None:
+    """Raise EngineError if the in-process engine ``engine`` (pandas, polars) cannot write this output at ``where``.
+
+    Needs only the config and the location (no frame), so the runner can call it before reading any input:
+    catalog tables; parquet/csv/json at a URL other than ``file://`` (overwrite: no atomic rename there, see
+    :func:`refuse_remote_overwrite`; append: these engines write local files); ``partition_by`` on
+    parquet/csv/json (partition values come back with inferred types: an int64 ``id`` reads back as int32 on
+    pyarrow, ``"007"`` as 7, so what is read would not hash as what was recorded; Delta keeps the types);
+    a file where the output folder goes (:func:`refuse_file_at`). Delta outputs are deltalake's to check.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> refuse_unwritable(IOConfig("out", format="parquet", partition_by=["id"]), "/d/out", "pandas")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'out': the pandas engine cannot write parquet partitioned by 'id' ...
+    """
+    if io.table is not None:
+        msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
+        raise EngineError(msg)
+    if io.format == "delta":
+        return
     folder = local_path(where)
     if folder is None:
         if io.mode == "overwrite":
@@ -274,12 +331,70 @@ def write_parts(io: IOConfig, where: str, engine: str, write_part: Callable[[Pat
             f"not {where}: write format: delta there, or use the spark engine"
         )
         raise EngineError(msg)
-    if io.mode == "overwrite":
-        with overwrite(io, folder, hook) as staging:
-            write_part(staging / part_name(io.format or "data"))
-    else:
-        with append(io, folder, hook) as part:
-            write_part(part)
+    if io.partition_by:
+        columns = ", ".join(repr(c) for c in io.partition_by)
+        msg = (
+            f"output {io.name!r}: the {engine} engine cannot write {io.format} partitioned by {columns} so that it "
+            "reads back as written (partition values come back with guessed types, and the hash would not match "
+            "the record): write format: delta (partition_by is kept, with its types), or use the spark engine"
+        )
+        raise EngineError(msg)
+    refuse_file_at(io, folder)
+
+
+#: Formats that hold text: what has no faithful text form is refused there (kind -> the formats refusing it).
+_TEXT_REFUSES = {"binary": ("csv", "json"), "struct": ("csv",), "list": ("csv",), "map": ("csv", "json")}
+
+
+def refuse_columns(io: IOConfig, schema: pa.Schema) -> None:
+    """Raise EngineError naming the output and the column if the frame (its Arrow ``schema``) cannot be written.
+
+    A ``partition_by`` column must be in the frame. csv and json hold text: binary would be written as text
+    when it happens to be UTF-8 (and read back as a string, hashing differently) or fail halfway when not; csv
+    has no nested values (struct, list, map), and json turns a map into a list of pairs.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> refuse_columns(IOConfig("out", format="csv"), pa.schema([("b", pa.binary())]))
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'out': csv cannot hold column 'b' of type binary (use parquet or delta)
+    """
+    for column in io.partition_by:
+        if column not in schema.names:
+            msg = (
+                f"output {io.name!r}: partition_by column {column!r} is not in the frame "
+                f"(its columns: {', '.join(schema.names)})"
+            )
+            raise EngineError(msg)
+    for field in schema:
+        kind = _kind(field.type)
+        if kind is not None and io.format in _TEXT_REFUSES[kind]:
+            msg = f"output {io.name!r}: {io.format} cannot hold column {field.name!r} of type {kind} "
+            msg += "(use parquet or delta)"
+            raise EngineError(msg)
+
+
+def _kind(dtype: pa.DataType) -> str | None:
+    """binary, struct, list or map (whatever Arrow's variant: large, view, fixed size), else None."""
+    if pa.types.is_dictionary(dtype):
+        dtype = dtype.value_type
+    t = pa.types
+    if t.is_binary(dtype) or t.is_large_binary(dtype) or t.is_fixed_size_binary(dtype) or _is(dtype, "binary_view"):
+        return "binary"
+    if t.is_map(dtype):  # before lists: a map is a list of pairs to Arrow
+        return "map"
+    if t.is_struct(dtype):
+        return "struct"
+    if t.is_list(dtype) or t.is_large_list(dtype) or t.is_fixed_size_list(dtype) or _is(dtype, "list_view"):
+        return "list"
+    if _is(dtype, "large_list_view"):
+        return "list"
+    return None
+
+
+def _is(dtype: pa.DataType, name: str) -> bool:
+    check = getattr(pa.types, f"is_{name}", None)  # newer pyarrow only (polars writes views)
+    return bool(check is not None and check(dtype))
 
 
 def write_error(io: IOConfig, where: str, exc: Exception, hook: CommitHook) -> BaseException:
@@ -356,7 +471,10 @@ __all__ = [
     "merge",
     "overwrite",
     "part_name",
+    "refuse_columns",
+    "refuse_file_at",
     "refuse_remote_overwrite",
+    "refuse_unwritable",
     "staged",
     "target_of",
     "tidy",

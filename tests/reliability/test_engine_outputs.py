@@ -1,0 +1,268 @@
+"""What the in-process engines refuse to write, before writing anything (an independent battery's findings).
+
+1. ``partition_by`` on parquet/csv/json (pandas, polars): refused, as the partition values would read back with
+   guessed types (int64 -> int32 on pyarrow) and so hash unlike the record; a partition column that is not in the
+   frame is named. Delta keeps partition_by, and reads back with the hash written.
+2. csv/json cannot hold binary (csv: nor struct, list, map; json: nor map): refused, naming the column.
+3. A file where an output folder goes is refused on overwrite too, and left byte for byte as it was.
+4. ``engine.check_output(io, base_dir)``: the refusals that need no frame, callable before any input is read.
+
+Every refusal is asserted by its exact message, and the previous output (or file) byte for byte unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+from ubunye.config.model import IOConfig
+from ubunye.engines import get_engine
+from ubunye.engines.spark_engine import SparkEngine
+from ubunye.exceptions import EngineError
+
+LOCAL = ["pandas", "polars"]
+FILES = ["parquet", "csv", "json"]
+OLD = pd.DataFrame({"id": [1, 2, 3], "tag": ["a", "b", "a"]})
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (and its hidden siblings), relative path -> bytes: what a refusal must keep."""
+    return {str(p.relative_to(root.parent)): p.read_bytes() for p in sorted(root.parent.rglob("*")) if p.is_file()}
+
+
+def out(fmt: str = "parquet", mode: str = "overwrite", path: str = "data/out", **kw) -> IOConfig:
+    return IOConfig("out", format=fmt, path=path, mode=mode, **kw)
+
+
+def write(engine_name: str, frame, io: IOConfig, base: Path) -> None:
+    engine = get_engine(engine_name)
+    native = engine.from_pandas(frame) if isinstance(frame, pd.DataFrame) else frame
+    engine.write(native, io, base)
+
+
+def refused(engine_name: str, frame, io: IOConfig, base: Path) -> str:
+    """Write, expecting an EngineError; return its message."""
+    with pytest.raises(EngineError) as err:
+        write(engine_name, frame, io, base)
+    return str(err.value)
+
+
+def partition_refusal(engine_name: str, fmt: str, columns: str) -> str:
+    return (
+        f"output 'out': the {engine_name} engine cannot write {fmt} partitioned by {columns} so that it reads back "
+        "as written (partition values come back with guessed types, and the hash would not match the record): "
+        "write format: delta (partition_by is kept, with its types), or use the spark engine"
+    )
+
+
+# --- 1. partition_by ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FILES)
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_partition_by_on_files_is_refused_and_the_old_output_kept(tmp_path, engine_name, fmt):
+    write(engine_name, OLD, out(fmt), tmp_path)
+    before = snapshot(tmp_path / "data/out")
+    for by, named in ((["id"], "'id'"), (["nocol"], "'nocol'"), (["tag", "id"], "'tag', 'id'")):
+        for mode in ("overwrite", "append"):
+            message = refused(engine_name, OLD, out(fmt, mode, partition_by=by), tmp_path)
+            assert message == partition_refusal(engine_name, fmt, named)
+    assert snapshot(tmp_path / "data/out") == before
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_a_delta_partition_column_not_in_the_frame_is_named_and_the_table_kept(tmp_path, engine_name):
+    write(engine_name, OLD, out("delta"), tmp_path)
+    before = snapshot(tmp_path / "data/out")
+    message = refused(engine_name, OLD, out("delta", partition_by=["nocol"]), tmp_path)
+    assert message == "output 'out': partition_by column 'nocol' is not in the frame (its columns: id, tag)"
+    assert snapshot(tmp_path / "data/out") == before
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_a_partitioned_delta_output_reads_back_with_the_hash_written(tmp_path, engine_name):
+    engine = get_engine(engine_name)
+    frame = engine.from_pandas(OLD)
+    io = out("delta", partition_by=["id"])
+    engine.write(frame, io, tmp_path)
+    assert sorted(p.name for p in (tmp_path / "data/out").iterdir() if "=" in p.name) == ["id=1", "id=2", "id=3"]
+    assert engine.hash(engine.read(io, tmp_path)) == engine.hash(frame)
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_a_partitioned_folder_is_read_with_its_partition_column(tmp_path, engine_name):
+    # as Spark writes one: the partition column lives only in the folder names, and must not be dropped
+    import pyarrow.parquet as pq
+
+    for key, rows in (("1", ["a", "c"]), ("2", ["b"])):
+        (tmp_path / f"p/id={key}").mkdir(parents=True)
+        pq.write_table(pa.table({"v": rows}), tmp_path / f"p/id={key}/part-0.parquet")
+    (tmp_path / "p/_SUCCESS").write_text("")
+    frame = get_engine(engine_name).native(get_engine(engine_name).read(out(path="p"), tmp_path))
+    got = pl.from_pandas(frame) if isinstance(frame, pd.DataFrame) else frame
+    assert sorted(got.select("id", "v").rows()) == [(1, "a"), (1, "c"), (2, "b")]
+
+
+# --- 2. csv and json hold text -----------------------------------------------------------------------------------
+
+
+def _frame(engine_name: str, table: pa.Table):
+    if engine_name == "polars":
+        return pl.from_arrow(table)
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+@pytest.mark.parametrize("payload", [b"text", b"\xff\xfe"], ids=["utf8", "not-utf8"])
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_binary_in_csv_or_json_is_refused_naming_the_column(tmp_path, engine_name, fmt, payload):
+    write(engine_name, OLD, out(fmt), tmp_path)
+    before = snapshot(tmp_path / "data/out")
+    frame = _frame(engine_name, pa.table({"id": [1], "b": pa.array([payload], pa.binary())}))
+    for mode in ("overwrite", "append"):
+        message = refused(engine_name, frame, out(fmt, mode), tmp_path)
+        assert message == f"output 'out': {fmt} cannot hold column 'b' of type binary (use parquet or delta)"
+    assert snapshot(tmp_path / "data/out") == before
+
+
+NESTED = {
+    "struct": pa.array([{"x": 1}], pa.struct([("x", pa.int64())])),
+    "list": pa.array([[1, 2]], pa.list_(pa.int64())),
+    "fixed-list": pa.array([[1, 2]], pa.list_(pa.int64(), 2)),
+    "map": pa.array([[("k", 1)]], pa.map_(pa.string(), pa.int64())),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NESTED))
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_nested_values_in_csv_are_refused_naming_the_column(tmp_path, engine_name, case):
+    if engine_name == "polars" and case == "map":
+        pytest.skip("polars has no map type")
+    write(engine_name, OLD, out("csv"), tmp_path)
+    before = snapshot(tmp_path / "data/out")
+    frame = _frame(engine_name, pa.table({"id": [1], "n": NESTED[case]}))
+    kind = "list" if case == "fixed-list" else case
+    message = refused(engine_name, frame, out("csv"), tmp_path)
+    assert message == f"output 'out': csv cannot hold column 'n' of type {kind} (use parquet or delta)"
+    assert snapshot(tmp_path / "data/out") == before
+
+
+def test_a_map_in_json_is_refused_naming_the_column(tmp_path):
+    frame = _frame("pandas", pa.table({"m": NESTED["map"]}))
+    message = refused("pandas", frame, out("json"), tmp_path)
+    assert message == "output 'out': json cannot hold column 'm' of type map (use parquet or delta)"
+    assert not (tmp_path / "data/out").exists()
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_binary_in_parquet_is_written_and_reads_back_with_the_hash_written(tmp_path, engine_name):
+    engine = get_engine(engine_name)
+    frame = _frame(engine_name, pa.table({"id": [1, 2], "b": pa.array([b"text", b"\xff\xfe"], pa.binary())}))
+    engine.write(frame, out(), tmp_path)
+    assert engine.hash(engine.read(out(), tmp_path)) == engine.hash(frame)
+
+
+def test_a_type_the_csv_writer_itself_refuses_is_wrapped_and_the_old_output_kept(tmp_path):
+    # not in refuse_columns' list: pyarrow's own refusal, mid-write, names the output and the place
+    write("pandas", OLD, out("csv"), tmp_path)
+    before = snapshot(tmp_path / "data/out")
+    interval = pa.array([pa.MonthDayNano([1, 2, 3])], pa.month_day_nano_interval())
+    message = refused("pandas", _frame("pandas", pa.table({"i": interval})), out("csv"), tmp_path)
+    assert message == (
+        f"output 'out': cannot write csv to {tmp_path}/data/out: ArrowNotImplementedError: Unsupported cast from "
+        "month_day_nano_interval to utf8 using function cast_string"
+    )
+    assert snapshot(tmp_path / "data/out") == before
+
+
+# --- 3. a file where the output folder goes ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FILES)
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_overwriting_a_file_is_refused_and_the_file_kept(tmp_path, engine_name, fmt):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/out").write_bytes(b"someone's data\x00\xff")
+    before = snapshot(tmp_path / "data/out")
+    message = refused(engine_name, OLD, out(fmt), tmp_path)
+    assert message == (
+        f"output 'out': {tmp_path}/data/out is a file, not an output folder; move it away or choose another path"
+    )
+    assert snapshot(tmp_path / "data/out") == before  # refused before the lock: not even a lock file beside it
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_overwriting_a_symlink_to_a_file_is_refused_and_the_file_kept(tmp_path, engine_name):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "kept").write_bytes(b"someone's data")
+    (tmp_path / "data/out").symlink_to(tmp_path / "kept")
+    tail = "is a file, not an output folder; move it away or choose another path"
+    # a relative path is resolved (through the link) when the config is read; an absolute one is kept
+    assert refused(engine_name, OLD, out(), tmp_path) == f"output 'out': {tmp_path}/kept {tail}"
+    absolute = out(path=str(tmp_path / "data/out"))
+    assert refused(engine_name, OLD, absolute, tmp_path) == f"output 'out': {tmp_path}/data/out {tail}"
+    assert (tmp_path / "kept").read_bytes() == b"someone's data"
+    assert (tmp_path / "data/out").is_symlink()
+
+
+# --- 4. check_output: refused before anything is read ------------------------------------------------------------
+
+
+def remote_refusal(fmt: str, where: str) -> str:
+    return (
+        f"output 'out': cannot overwrite {fmt} at {where} safely: that storage has no atomic rename, so a reader "
+        "could see old and new files mixed, or none. Write format: delta there (its log commits each version "
+        "atomically), or a local path"
+    )
+
+
+def engines() -> list:
+    return [get_engine("pandas"), get_engine("polars"), SparkEngine(spark=object())]  # no session needed
+
+
+@pytest.mark.parametrize("fmt", FILES)
+def test_check_output_refuses_a_remote_overwrite_without_touching_anything(tmp_path, fmt):
+    for engine in engines():
+        with pytest.raises(EngineError) as err:
+            engine.check_output(out(fmt, path="s3://bucket/out"), tmp_path)
+        assert str(err.value) == remote_refusal(fmt, "s3://bucket/out")
+        engine.check_output(out("delta", path="s3://bucket/out"), tmp_path)  # Delta's log commits atomically
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_check_output_refuses_what_write_refuses(tmp_path, engine_name):
+    engine = get_engine(engine_name)
+    with pytest.raises(EngineError) as err:
+        engine.check_output(out(mode="append", path="s3://bucket/out"), tmp_path)
+    assert str(err.value) == (
+        f"output 'out': the {engine_name} engine writes parquet to local paths only (a path or file://), not "
+        "s3://bucket/out: write format: delta there, or use the spark engine"
+    )
+    with pytest.raises(EngineError) as err:
+        engine.check_output(out("csv", partition_by=["id"]), tmp_path)
+    assert str(err.value) == partition_refusal(engine_name, "csv", "'id'")
+    with pytest.raises(EngineError) as err:
+        engine.check_output(IOConfig("out", table="db.t"), tmp_path)
+    assert str(err.value) == "output 'out': catalog tables (table: db.t) need the spark engine"
+    engine.check_output(out(), tmp_path)  # nothing there yet: fine, and nothing created
+    engine.check_output(out("delta", partition_by=["id"]), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_output_refuses_a_file_at_the_location_on_every_engine(tmp_path):
+    (tmp_path / "out").write_bytes(b"keep")
+    for engine in engines():
+        for mode, tail in (
+            ("overwrite", "is a file, not an output folder; move it away or choose another path"),
+            ("append", "is a file; append needs a folder of part files"),
+        ):
+            with pytest.raises(EngineError) as err:  # file:// is local on Spark without asking the session
+                engine.check_output(out(mode=mode, path=f"file://{tmp_path}/out"), tmp_path)
+            assert str(err.value) == f"output 'out': {tmp_path}/out {tail}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert (tmp_path / "out").read_bytes() == b"keep"
