@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING
 
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import ConfigError
+from ubunye.lineage.store import LINEAGE_DIR
 
 if TYPE_CHECKING:
     from ubunye.config import TaskConfig
 
-#: The record store's folder under the usecase folder (RecordStore builds the rest).
-RECORDS_FOLDER = ".ubunye"
+#: The folder under the usecase folder that holds the record store (and anything ubunye keeps later): the
+#: first part of the store's own LINEAGE_DIR, so the two cannot drift apart.
+RECORDS_FOLDER = LINEAGE_DIR.parts[0]
 
 _BAD_NAME = re.compile(r"[/\\\x00-\x1f\x7f]")
 
