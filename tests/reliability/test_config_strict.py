@@ -372,3 +372,22 @@ def test_a_monitor_from_config_is_a_monitor_class_or_an_error(
     assert says in str(err.value)
     assert not (tmp_path / "PWNED").exists() and not (task_dir / "PWNED").exists()
     assert not (tmp_path / "uc" / "data").exists()  # nothing ran
+
+
+def test_the_render_time_limit_gives_back_the_hosts_own_timer() -> None:
+    import signal
+    import time
+
+    from ubunye.config.template import render_value, template_variables
+
+    fired: list[float] = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(time.monotonic()))
+    try:
+        start = time.monotonic()
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        assert render_value("d/{{ dt }}", template_variables(dt="x", env={}), "k") == "d/x"
+        time.sleep(0.8)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert len(fired) == 1 and 0.25 < fired[0] - start < 0.7, fired

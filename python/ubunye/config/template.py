@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import threading
+import time
 import unicodedata
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -115,12 +116,16 @@ def _time_limit(seconds: float) -> Iterator[None]:
         raise _TooSlow
 
     previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
+    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if old_delay > 0:  # the host process had its own timer running: give it back what is left of it
+            left = max(old_delay - (time.monotonic() - started), 1e-3)
+            signal.setitimer(signal.ITIMER_REAL, left, old_interval)
 
 
 def template_variables(
