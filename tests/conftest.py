@@ -16,7 +16,7 @@ VECTOR_DIR = ROOT / "tests" / "vectors"
 VECTORS = load_vectors(VECTOR_DIR)
 
 
-# --- the shared SparkSession (issue 4: run records; used by tests/engines, tests/lineage, tests/cli) ---------------
+# --- the shared SparkSession: every test that takes the `spark` fixture, in any folder --------------------------
 # ONE session per test run: local[2], Delta Lake (jars from Maven Central) and the ubunye jar.
 
 

@@ -18,7 +18,7 @@ class JarNotFoundError(UbunyeError):
     """The ubunye JVM jar is not where it is looked for, or the function is not registered in a session."""
 
 
-# --- run records, tasks and engines (issue 4) ---
+# --- configs, engines, task runs and run records ---
 
 
 class ConfigError(UbunyeError):

@@ -1,9 +1,20 @@
 """Running a task from a notebook: reuses the active SparkSession, stores records like every other entry.
 
-Example:
-    >>> # from ubunye import notebook
-    >>> # result = notebook.run("/Workspace/jobs/shop/daily/revenue", dt="2026-12-01")
-    >>> # result.outputs["revenue"].show()
+Example (in a Databricks notebook: the task runs on Spark in the notebook's session):
+    >>> from ubunye import notebook
+    >>> result = notebook.run("/Workspace/jobs/shop/daily/revenue", dt="2026-12-01")  # doctest: +SKIP
+    >>> result.outputs["revenue"].show()  # doctest: +SKIP
+
+The same call anywhere, here on pandas in a temporary copy of the example usecase:
+    >>> import shutil, tempfile
+    >>> from pathlib import Path
+    >>> import ubunye.testing
+    >>> usecase_dir = Path(tempfile.mkdtemp())
+    >>> _ = shutil.copytree(Path(ubunye.testing.__file__).parent / "data/examples/shop", usecase_dir / "shop")
+    >>> result = notebook.run(usecase_dir / "shop/daily/orders", dt="2026-12-01", engine="pandas")
+    >>> result.status, len(result.outputs["orders"]), result.record_path is not None
+    ('success', 500, True)
+    >>> shutil.rmtree(usecase_dir)
 """
 
 from __future__ import annotations

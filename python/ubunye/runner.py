@@ -450,8 +450,18 @@ def run_task(
         TaskError: the run failed (read, transform, expectations, write); the record, if any, is written first.
         ConfigError: config.yaml is invalid.
 
-    Example:
-        >>> # ubunye.run_task("examples/shop/daily/revenue", dt="2026-12-01", engine="pandas", lineage=True)
+    Example (the example usecase's orders, then revenue from them, on pandas in a temporary copy):
+        >>> import shutil, tempfile
+        >>> from pathlib import Path
+        >>> import ubunye.testing
+        >>> usecase_dir = Path(tempfile.mkdtemp())
+        >>> _ = shutil.copytree(Path(ubunye.testing.__file__).parent / "data/examples/shop", usecase_dir / "shop")
+        >>> run_task(usecase_dir / "shop/daily/orders", dt="2026-12-01", engine="pandas").status
+        'success'
+        >>> result = run_task(usecase_dir / "shop/daily/revenue", dt="2026-12-01", engine="pandas", lineage=True)
+        >>> result.status, sorted(result.outputs), result.record_path.parent.relative_to(usecase_dir).as_posix()
+        ('success', ['revenue'], '.ubunye/lineage/shop/daily/revenue')
+        >>> shutil.rmtree(usecase_dir)
     """
     ctx = prepare(task_dir, dt=dt, dtf=dtf, mode=mode, engine=engine, spark=spark, entry_point=entry_point)
     return execute(ctx, _monitors(ctx, lineage, monitors))

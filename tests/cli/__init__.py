@@ -1,1 +1,1 @@
-"""Tests of issue 4: run records."""
+"""Tests of the ``ubunye`` command line: run, hash, lineage and version through Typer's CliRunner."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from typer.testing import CliRunner
 
@@ -80,3 +82,23 @@ def test_demo_runs_and_prints_the_records(capsys):
     for task in ("orders", "revenue", "customers"):
         assert f"shop/daily/{task}  success" in out
     assert '"record_version": 2' in out and "rows=500" in out
+
+
+@pytest.fixture
+def no_polars(monkeypatch):
+    """polars as if not installed: ``import polars`` raises ModuleNotFoundError."""
+    monkeypatch.setitem(sys.modules, "polars", None)
+    monkeypatch.delitem(sys.modules, "ubunye.engines.polars_engine", raising=False)
+
+
+@pytest.mark.parametrize("command", ["run", "hash"])
+def test_engine_polars_without_polars_is_one_line_naming_the_extra(uc, no_polars, command):
+    if command == "run":
+        result = invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", "orders", "--engine", "polars")
+    else:
+        data = uc / "data.csv"
+        data.write_text("a\n1\n")
+        result = invoke("hash", data, "--engine", "polars")
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert lines == ["error: the polars engine needs polars: pip install 'ubunye[polars]'"], result.output

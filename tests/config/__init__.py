@@ -1,1 +1,1 @@
-"""Tests of issue 4: run records."""
+"""Tests of config.yaml loading: strict YAML, templates, validation naming file and key."""

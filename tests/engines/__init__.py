@@ -1,1 +1,1 @@
-"""Tests of issue 4: run records."""
+"""Tests of the engines (pandas, polars, Spark): reads, writes, SQL and hashing of the same task on each."""

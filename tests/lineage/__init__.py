@@ -1,1 +1,1 @@
-"""Tests of issue 4: run records."""
+"""Tests of run records: whole runs, the record and its store, and comparing records."""

@@ -1,8 +1,15 @@
 """Load a task's config.yaml: YAML, then Jinja over string values, then validation naming file and key.
 
-Example:
+Example (the example usecase's orders task, as shipped in ``ubunye.testing``; ``mode="prod"`` picks its profile):
+    >>> from pathlib import Path
+    >>> import ubunye.testing
     >>> from ubunye.config import load_config
-    >>> # load_config("examples/shop/daily/orders/config.yaml", dt="2026-12-01").backend
+    >>> orders = Path(ubunye.testing.__file__).parent / "data/examples/shop/daily/orders/config.yaml"
+    >>> cfg = load_config(orders, dt="2026-12-01")
+    >>> cfg.backend, cfg.transform["params"]["day"], sorted(cfg.outputs)
+    ('pandas', '2026-12-01', ['orders'])
+    >>> load_config(orders, dt="2026-12-01", mode="prod").backend
+    'spark'
 """
 
 from __future__ import annotations

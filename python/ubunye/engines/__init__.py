@@ -85,7 +85,10 @@ def location(io: IOConfig, base_dir: Path) -> str:
 
 
 def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any = None) -> Engine:
-    """The engine called ``name`` ("pandas", "spark" or "polars"). Spark reuses ``spark`` or the active session."""
+    """The engine called ``name`` ("pandas", "spark" or "polars"). Spark reuses ``spark`` or the active session.
+
+    An unknown name, or an engine whose library is not installed, is an ``EngineError`` saying what to do.
+    """
     if name == "pandas":
         from ubunye.engines.pandas_engine import PandasEngine
 
@@ -95,8 +98,13 @@ def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any =
 
         return SparkEngine(spark=spark, spark_conf=spark_conf or {})
     if name == "polars":
-        from ubunye.engines.polars_engine import PolarsEngine
-
+        try:
+            from ubunye.engines.polars_engine import PolarsEngine
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").partition(".")[0] != "polars":
+                raise
+            msg = "the polars engine needs polars: pip install 'ubunye[polars]'"
+            raise EngineError(msg) from None
         return PolarsEngine()
     msg = f"unknown engine {name!r}: use 'pandas', 'spark' or 'polars'"
     raise EngineError(msg)

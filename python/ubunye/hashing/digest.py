@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 HASH_METHOD = "rows-v1"
+#: The implementations that compute rows-v1, as ``FrameHash.engine`` and every ``engine=`` parameter name them.
+ENGINES = ("arrow", "jvm")
 _MASK = (1 << 64) - 1
 
 
@@ -40,6 +42,15 @@ class FrameHash:
     engine: str = "arrow"
 
 
+def check_engine(engine: str | None, none_too: bool = False) -> None:
+    """A ``ValueError`` naming ``engine`` unless it is one of :data:`ENGINES` (or None, when ``none_too``)."""
+    if engine in ENGINES or (none_too and engine is None):
+        return
+    allowed = ", ".join(repr(e) for e in ENGINES) + (" or None (choose)" if none_too else "")
+    msg = f"engine={engine!r} is not one of {allowed}"
+    raise ValueError(msg)
+
+
 def schema_hash(schema: str) -> str:
     """``sha256:`` of the schema string, as rows-v1 section 9 defines it."""
     return "sha256:" + hashlib.sha256(("rows-v1-schema\n" + schema).encode("utf-8")).hexdigest()
@@ -48,12 +59,17 @@ def schema_hash(schema: str) -> str:
 def finish(schema: str, row_count: int, sum1: int, sum2: int, engine: str = "arrow") -> FrameHash:
     """Turn a schema string, a row count and the two sums into a FrameHash (rows-v1 section 9).
 
-    Sums may be given signed (as a JVM long holds them): only their low 64 bits count.
+    Sums may be given signed (as a JVM long holds them): only their low 64 bits count. ``engine`` is one of
+    :data:`ENGINES`; any other value is a ``ValueError`` naming it.
 
     Example:
         >>> finish('struct<>', 0, 0, 0).data_hash[:7]
         'sha256:'
+        >>> finish('struct<>', 0, 0, 0, engine="jvn")
+        Traceback (most recent call last):
+        ValueError: engine='jvn' is not one of 'arrow', 'jvm'
     """
+    check_engine(engine)
     text = f"rows-v1\n{schema}\n{int(row_count)}\n{sum1 & _MASK:016x}\n{sum2 & _MASK:016x}"
     data_hash = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
     return FrameHash(int(row_count), data_hash, schema_hash(schema), schema, HASH_METHOD, engine)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ubunye.hashing.digest import FrameHash, finish, sum_lines
+from ubunye.hashing.digest import FrameHash, check_engine, finish, sum_lines
 from ubunye.hashing.encode import encode_batch
 
 if TYPE_CHECKING:
@@ -46,6 +46,16 @@ def _partition_sums(batches: Iterator[pa.RecordBatch], names: list[str]) -> Iter
     )
 
 
+def _engine(df: DataFrame, engine: str | None) -> str:
+    """``engine`` checked, or the one the DataFrame's session can run when it is None."""
+    check_engine(engine, none_too=True)
+    if engine is not None:
+        return engine
+    from ubunye.spark import jvm_usable
+
+    return "jvm" if jvm_usable(df.sparkSession) else "arrow"
+
+
 def hash_spark_arrow(df: DataFrame) -> FrameHash:
     """rows-v1 of a Spark DataFrame without the jar: the twin runs on the executors (``engine="arrow"``).
 
@@ -72,14 +82,16 @@ def hash_spark(df: DataFrame, engine: str | None = None) -> FrameHash:
 
     None picks the JVM function when it is registered in the DataFrame's session and can run there
     (``ubunye.spark.jvm_usable``: a jar of another Spark line or Scala is refused with a ``JarWarning``).
+    Any other value is a ``ValueError`` naming it, before Spark is asked anything.
+
+    Example:
+        >>> hash_spark(None, engine="jvn")
+        Traceback (most recent call last):
+        ValueError: engine='jvn' is not one of 'arrow', 'jvm' or None (choose)
     """
-    from ubunye.hashing._spark import hash_spark_jvm
+    if _engine(df, engine) == "jvm":
+        from ubunye.hashing._spark import hash_spark_jvm
 
-    if engine is None:
-        from ubunye.spark import jvm_usable
-
-        engine = "jvm" if jvm_usable(df.sparkSession) else "arrow"
-    if engine == "jvm":
         return hash_spark_jvm(df)
     return hash_spark_arrow(df)
 
@@ -91,14 +103,13 @@ def _lines_of(batches: Iterator[pa.RecordBatch], names: list[str]) -> Iterator[p
 
 
 def spark_canonical_lines(df: DataFrame, limit: int | None = None, engine: str | None = None) -> list[str]:
-    """The canonical lines of a Spark DataFrame, brought to the driver: for debugging a mismatch only."""
+    """The canonical lines of a Spark DataFrame, brought to the driver: for debugging a mismatch only.
+
+    ``engine`` is as for :func:`hash_spark`.
+    """
     from ubunye.hashing._spark import spark_canonical_lines_jvm, spark_schema_string
 
-    if engine is None:
-        from ubunye.spark import jvm_usable
-
-        engine = "jvm" if jvm_usable(df.sparkSession) else "arrow"
-    if engine == "jvm":
+    if _engine(df, engine) == "jvm":
         return spark_canonical_lines_jvm(df, limit)
     spark_schema_string(df.schema)
     positional, names = _positional(df)

@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import platform
-import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -99,8 +98,3 @@ def code_hash(task_dir: str | Path) -> str:
         rel = file.relative_to(root).as_posix().encode("utf-8")
         digest.update(rel + b"\n" + str(len(content)).encode() + b"\n" + content)
     return "sha256:" + digest.hexdigest()
-
-
-def python_facts() -> dict[str, str]:
-    """Short form used by the CLI's version command."""
-    return {"python": sys.version.split()[0], "platform": platform.platform()}

@@ -30,7 +30,6 @@ from ubunye.exceptions import RecordError
 
 RECORD_VERSION = 2
 STATUSES = ("running", "success", "failed")
-STAGES = ("config", "setup", "read", "hash", "transform", "expectations", "write", "monitor")
 #: Longest usecase, package, task or run id: a file name (``<run_id>.json``) may have at most 255 bytes.
 MAX_NAME_BYTES = 250
 

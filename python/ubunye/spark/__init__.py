@@ -28,7 +28,6 @@ from ubunye.spark.lines import SCALA_OF_LINE, Target, installed_target, jar_name
 from ubunye.spark.session import (
     EXTENSIONS,
     FUNCTION,
-    LINE_FUNCTION,
     JarWarning,
     configure,
     diagnose,
@@ -43,7 +42,6 @@ __all__ = [
     "EXTENSIONS",
     "FUNCTION",
     "HOW_TO_BUILD",
-    "LINE_FUNCTION",
     "SCALA_OF_LINE",
     "JarInfo",
     "JarWarning",

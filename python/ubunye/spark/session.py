@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 FUNCTION = "ubunye_rows_v1"
-LINE_FUNCTION = "ubunye_canonical_line"
 EXTENSIONS = "ubunye.spark.UbunyeExtensions"
 
 
@@ -235,7 +234,6 @@ def _check(spark: Any) -> bool:
 __all__ = [
     "EXTENSIONS",
     "FUNCTION",
-    "LINE_FUNCTION",
     "JarWarning",
     "configure",
     "diagnose",

@@ -47,9 +47,6 @@ private[spark] object RowsV1Digest {
   def dataHash(schema: String, rowCount: Long, sum1: Long, sum2: Long): String =
     "sha256:" + sha256Hex(s"rows-v1\n$schema\n$rowCount\n${hex16(sum1)}\n${hex16(sum2)}")
 
-  /** Section 9: `sha256:` + hex SHA-256 of "rows-v1-schema\n" + schema. */
-  def schemaHash(schema: String): String = "sha256:" + sha256Hex("rows-v1-schema\n" + schema)
-
   private def hex16(x: Long): String = f"$x%016x" // the unsigned 64 bits, lower case
 
   private def sha256Hex(text: String): String =
