@@ -102,3 +102,13 @@ def test_engine_polars_without_polars_is_one_line_naming_the_extra(uc, no_polars
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert lines == ["error: the polars engine needs polars: pip install 'ubunye[polars]'"], result.output
+
+
+def test_engine_spark_without_pyspark_is_one_line_naming_the_extra(uc, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # as if not installed: find_spec gives None
+    result = invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", "orders", "--engine", "spark")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines() == [
+        "error: the spark engine needs pyspark: pip install 'ubunye[spark]' (or run where Spark is installed)"
+    ], result.output
+    assert not (uc / ".ubunye").exists() or not list((uc / ".ubunye").rglob("*.json"))

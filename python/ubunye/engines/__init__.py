@@ -94,6 +94,12 @@ def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any =
 
         return PandasEngine()
     if name == "spark":
+        import importlib.util
+
+        # Checked here: the engine imports pyspark only when it first needs the session, mid-run.
+        if spark is None and importlib.util.find_spec("pyspark") is None:
+            msg = "the spark engine needs pyspark: pip install 'ubunye[spark]' (or run where Spark is installed)"
+            raise EngineError(msg)
         from ubunye.engines.spark_engine import SparkEngine
 
         return SparkEngine(spark=spark, spark_conf=spark_conf or {})
