@@ -71,14 +71,27 @@ def _referenced(arr: pa.Array) -> tuple[np.ndarray, int, int]:
     return offsets, int(offsets[0]), int(offsets[-1])
 
 
+def _views_as_list(arr: pa.Array) -> pa.LargeListArray:
+    """A list_view array as a large_list of the same values, slot by slot.
+
+    Not ``arr.cast(large_list)``: pyarrow 26 casts ``[[1, 2], [3], [4, 5, 6]]`` to ``[[1, 2], [3], []]`` and
+    scrambles views that are out of order, which would hash other values without a word. A view's offset and size
+    say which child values it holds, in any order and overlapping; a null slot's size is not read.
+    """
+    sizes = np.where(arr.is_valid().to_numpy(zero_copy_only=False), arr.sizes.to_numpy(zero_copy_only=False), 0)
+    starts = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+    taken = np.repeat(starts - bounds[:-1], sizes) + np.arange(bounds[-1], dtype=np.int64)
+    child = arr.values.take(pa.array(taken, pa.int64()))
+    return pa.LargeListArray.from_arrays(pa.array(bounds, pa.int64()), child, mask=arr.is_null())
+
+
 def _list(arr: pa.Array, path: str) -> pa.Array:
     if len(arr) == 0:
         return pa.array([], pa.string())  # never read the offsets of an empty array (see _referenced)
-    if (
-        pa.types.is_fixed_size_list(arr.type)
-        or pa.types.is_list_view(arr.type)
-        or pa.types.is_large_list_view(arr.type)
-    ):
+    if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
+        arr = _views_as_list(arr)
+    elif pa.types.is_fixed_size_list(arr.type):
         arr = arr.cast(pa.large_list(arr.type.value_type))
     offsets, start, stop = _referenced(arr)
     child = encode_array(arr.values.slice(start, stop - start), path + "[]").fill_null("null")
