@@ -6,6 +6,7 @@ identity -- usecase/package/task from the folder's place -- and one record store
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -19,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from ubunye import expectations as expect
-from ubunye.config import load_config
+from ubunye.config import IOConfig, load_config
 from ubunye.context import RunContext, new_run_id, utc_now
 from ubunye.engines import Engine, get_engine, local_path, location
 from ubunye.engines.locks import output_lock
 from ubunye.exceptions import ConfigError, EngineError, ExpectationError, RunInterrupted, TaskError, UbunyeError
 from ubunye.interrupts import Interrupted, SignalGuard
 from ubunye.interrupts import describe as interruption
+from ubunye.lineage.profiles import profile_fields
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing
 from ubunye.lineage.recorder import LineageRecorder
 from ubunye.lineage.redact import mask_text, remember_secrets
@@ -124,14 +126,49 @@ def _dataset(name: str, io: Any, ctx: RunContext, **kw: Any) -> DatasetRecord:
     )
 
 
-def _hash_into(record: DatasetRecord, frame: Any, engine: Engine) -> None:
+def _hash_into(record: DatasetRecord, frame: Any, engine: Engine, io: IOConfig) -> None:
+    """The rows-v1 hash into ``record``, with the profile (docs/rows-v1.md section 12) in the same pass unless
+    the dataset turns it off. A profile that cannot be computed (a key naming no column) leaves the data hash
+    to the plain hash and says why in profile_error."""
+    profiled, h = None, None
+    if io.profile and hasattr(engine, "profile"):
+        try:
+            profiled = engine.profile(frame, key=io.key or None, buckets=io.buckets)
+            h = profiled.hash
+        except Exception as exc:
+            record.profile_error = f"{type(exc).__name__}: {exc}"
     try:
-        h = engine.hash(frame)
+        h = h or engine.hash(frame)
     except Exception as exc:  # honest failure: no data hash, and why; never the schema hash instead
         record.data_hash, record.hash_error = None, f"{type(exc).__name__}: {exc}"
         return
     record.row_count, record.data_hash, record.schema_hash = h.row_count, h.data_hash, h.schema_hash
     record.schema, record.hash_method = h.schema, h.hash_method
+    if profiled is not None:
+        for name, value in profile_fields(profiled).items():
+            setattr(record, name, value)
+
+
+def _pinned(engine: Engine, io: IOConfig, base_dir: Path) -> tuple[IOConfig, int | None]:
+    """A Delta input pinned to the version current now (or the one its time travel names), read at exactly that
+    version, so the record's version is the version read even when a writer commits meanwhile."""
+    find = getattr(engine, "delta_version", None)  # engines written before it have none
+    version = find(io, base_dir) if find is not None else None
+    if version is None:
+        return io, None
+    return dataclasses.replace(io, version=version, timestamp=None), version
+
+
+def _written_version(engine: Engine, io: IOConfig, base_dir: Path) -> int | None:
+    """The Delta version an output's write made: the latest, read while the output's lock is still held."""
+    find = getattr(engine, "delta_version", None)
+    if find is None or io.format != "delta":
+        return None
+    try:
+        return find(io, base_dir)
+    except Exception as exc:  # the data is committed; a version that cannot be read back is only not recorded
+        log.warning("output %r: could not read the Delta version written: %s: %s", io.name, type(exc).__name__, exc)
+        return None
 
 
 def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
@@ -188,7 +225,7 @@ def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
                     run.outputs.append(record)
                     if hash_outputs:
                         with run.step("hash", f"outputs.{name}"):
-                            _hash_into(record, produced[name], engine)
+                            _hash_into(record, produced[name], engine, io)
                 _check(run, cfg, produced, "outputs", engine)
                 # Written in the order of their locations, each lock taken just before and held to the end: two
                 # runs sharing outputs take the locks in one order, so they serialize and cannot deadlock.
@@ -200,6 +237,7 @@ def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
                         hook = functools.partial(_checkpoint, ctx, monitors, run, start)
                         _write(engine, produced[record.name], cfg.outputs[record.name], ctx.usecase_dir, hook, guard)
                     record.written = True
+                    record.version = _written_version(engine, cfg.outputs[record.name], ctx.usecase_dir)
                     guard.resume()
             status = "success"
         except BaseException as exc:  # interruptions too: the record must say how the run ended
@@ -256,12 +294,14 @@ def _read(ctx: RunContext, run: _Run, hash_inputs: bool) -> dict[str, Any]:
     sources: dict[str, Any] = {}
     for name, io in ctx.config.inputs.items():
         with run.step("read", name):
-            sources[name] = ctx.engine.read(io, ctx.usecase_dir)
+            pinned, version = _pinned(ctx.engine, io, ctx.usecase_dir)
+            sources[name] = ctx.engine.read(pinned, ctx.usecase_dir)
         record = _dataset(name, io, ctx)
+        record.version = version if version is not None else io.version
         run.inputs.append(record)
         if hash_inputs:
             with run.step("hash", f"inputs.{name}"):
-                _hash_into(record, sources[name], ctx.engine)
+                _hash_into(record, sources[name], ctx.engine, io)
     return sources
 
 

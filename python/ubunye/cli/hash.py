@@ -50,7 +50,8 @@ def guess_format(path: Path) -> str:
     raise EngineError(msg)
 
 
-def _source(target: str, fmt: str | None, engine: str) -> IOConfig:
+def source_config(target: str, fmt: str | None, engine: str) -> IOConfig:
+    """The IOConfig that reads ``target``: a path (format from --format or the files), a URL, or a catalog table."""
     path = Path(target)
     if is_url(target):
         if fmt is None:
@@ -79,7 +80,7 @@ def hash_target(target: str, fmt: str | None = None, engine: str = "pandas", sho
     """
     from ubunye.hashing import canonical_lines
 
-    io = _source(target, fmt, engine)
+    io = source_config(target, fmt, engine)
     eng = get_engine(engine)
     started = time.perf_counter()
     frame = eng.read(io, Path.cwd())

@@ -6,6 +6,7 @@ import logging
 
 import typer
 
+from ubunye.cli import diff as diff_commands
 from ubunye.cli import hash as hash_commands
 from ubunye.cli import lineage as lineage_commands
 from ubunye.cli import run as run_commands
@@ -39,6 +40,7 @@ def version() -> None:
 run_commands.register(app)
 lineage_commands.register(app)
 hash_commands.register(app)
+diff_commands.register(app)
 
 
 def main() -> None:

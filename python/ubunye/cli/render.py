@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ubunye.lineage.compare import CHANGED, Comparison
+from ubunye.lineage.compare import CHANGED, UNCHANGED, Comparison
 from ubunye.lineage.record import DatasetRecord, RunRecord, printable
 
 _STYLE = {"unchanged": "green", "same": "green", "changed": "red", "added": "red", "removed": "red"}
@@ -153,8 +153,17 @@ def _dataset_details(out: Console, record: RunRecord) -> None:
     for side, d in _datasets(record):
         out.print(line((f"{side} ", "bold"), dash(d.name, "bold")))
         for key in ("data_hash", "hash_method", "hash_error", "row_count", "schema_hash", "schema", "format",
-                    "location", "mode", "version", "timestamp", "written"):  # fmt: skip
-            out.print(line(f"  {key:<12} ", dash(getattr(d, key))), soft_wrap=True)
+                    "location", "mode", "version", "timestamp", "written", "key", "profile_error"):  # fmt: skip
+            value = getattr(d, key)
+            if key in ("key", "profile_error") and value is None:
+                continue
+            out.print(line(f"  {key:<12} ", dash(", ".join(value) if key == "key" else value)), soft_wrap=True)
+        if d.buckets is not None:
+            out.print(line(f"  {'buckets':<12} ", dash(f"{d.buckets.n} (packed, docs/rows-v1.md section 12.2)")))
+        for name, col in (d.columns or {}).items():
+            nans = "" if col.nans is None else f", {col.nans} NaN"
+            out.print(line("  column      ", dash(name), f" {col.type}, {col.nulls} null{nans}, ",
+                           dash(short_hash(col.fingerprint))), soft_wrap=True)  # fmt: skip
 
 
 def render_record(record: RunRecord, path: str, full: bool, state: str | None = None) -> None:
@@ -253,6 +262,33 @@ def _state(text: str) -> Text:
     return dash(text, _STYLE.get(text, "yellow"))
 
 
+def _column_table(out: Console, c: Comparison) -> None:
+    """Per dataset with column profiles on both sides: every column, changed or unchanged (section 12.1)."""
+    t = Table(title="columns (fingerprints, docs/rows-v1.md section 12)", title_justify="left")
+    for col in ("side", "name", "column", "", "type A -> B"):
+        t.add_column(col, overflow="fold")
+    shown = False
+    for d in c.outputs + c.inputs:
+        cols = d.columns
+        if cols is None:
+            if d.profile_note:
+                t.add_row(d.side, dash(d.name), "", dash(d.profile_note, "yellow"), "")
+                shown = True
+            continue
+        for state, names in ((CHANGED, cols.changed), ("added", cols.added), ("removed", cols.removed),
+                             (UNCHANGED, cols.unchanged)):  # fmt: skip
+            for n in names:
+                types = cols.types.get(n)
+                t.add_row(
+                    d.side, dash(d.name), dash(n), _state(state), line(types[0], " -> ", types[1]) if types else ""
+                )
+                shown = True
+        if d.buckets is not None:
+            t.add_row(d.side, dash(d.name), "buckets", dash(d.buckets.describe() + " differ"), "")
+    if shown:
+        out.print(t)
+
+
 def render_comparison(
     c: Comparison, a: RunRecord, b: RunRecord, states: tuple[str | None, str | None] = (None, None)
 ) -> None:
@@ -269,9 +305,12 @@ def render_comparison(
         t.add_column(col, overflow="fold")
     for d in c.outputs + c.inputs:
         hashes = _arrow(short_hash(d.hash_a), short_hash(d.hash_b))
+        why = d.reason or d.detail() or None
+        version = d.versions()
         t.add_row(d.side, dash(d.name), _state(d.data), _arrow(_rows(d.rows_a), _rows(d.rows_b)),
-                  _state(d.schema), hashes, dash(d.reason))  # fmt: skip
+                  _state(d.schema), hashes, dash("; ".join(x for x in (why, version) if x) or None))  # fmt: skip
     out.print(t)
+    _column_table(out, c)
     t = Table(title="what else", title_justify="left")
     for col in ("fact", "A", "B", ""):
         t.add_column(col, overflow="fold")

@@ -30,7 +30,9 @@ _ENGINE = {"backend", "spark_conf", "profiles"}
 _PROFILE = {"backend", "spark_conf"}
 _CONFIG = {"inputs", "outputs", "transform", "expectations", "monitors"}
 _IO = {"format", "path", "table", "mode", "options", "storage_options", "version", "timestamp", "partition_by"}
-_IO |= {"allow_empty"}
+_IO |= {"allow_empty", "key", "buckets", "profile"}
+#: Row buckets of a profile (docs/rows-v1.md section 12.2): a power of two from 1 to 65,536.
+DEFAULT_BUCKETS, MAX_BUCKETS = 256, 65_536
 _TRANSFORM = {"type", "query", "params"}
 _LINEAGE = {"hash_inputs", "sample_fraction"}
 # A dataset name becomes a SQL view name and a record name: nothing that needs quoting.
@@ -42,6 +44,8 @@ class IOConfig:
     """One input or output: a ``path`` (relative to the usecase_dir, or a URL) or a catalog ``table``.
 
     ``allow_empty`` (inputs only): a folder with no data files reads as an empty table instead of failing.
+    ``profile``, ``key``, ``buckets``: the record's column fingerprints and row buckets (docs/rows-v1.md section
+    12); ``profile: false`` records the rows-v1 hash alone, ``buckets: 0`` the column fingerprints without buckets.
     """
 
     name: str
@@ -55,6 +59,9 @@ class IOConfig:
     timestamp: str | None = None
     partition_by: list[str] = field(default_factory=list)
     allow_empty: bool = False
+    profile: bool = True
+    key: list[str] = field(default_factory=list)
+    buckets: int = DEFAULT_BUCKETS
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,7 @@ def _io(path: Path, key: str, name: str, raw: Any, output: bool) -> IOConfig:
     timestamp = None if "timestamp" not in value else check.timestamp(path, f"{key}.timestamp", value["timestamp"])
     parts = value.get("partition_by", [])
     parts = [check.string(path, f"{key}.partition_by", parts)] if isinstance(parts, str) else parts
+    profile, keys, buckets = _profile(path, key, value)
     return IOConfig(
         name=name,
         format=fmt,
@@ -134,7 +142,33 @@ def _io(path: Path, key: str, name: str, raw: Any, output: bool) -> IOConfig:
         timestamp=timestamp,
         partition_by=check.strings(path, f"{key}.partition_by", parts),
         allow_empty=check.boolean(path, f"{key}.allow_empty", value.get("allow_empty", False)),
+        profile=profile,
+        key=keys,
+        buckets=buckets,
     )
+
+
+def _profile(path: Path, key: str, value: dict[str, Any]) -> tuple[bool, list[str], int]:
+    """``profile``, ``key`` and ``buckets`` of one dataset, checked (whether the key columns exist is known only
+    once the frame is there: the run records that as the dataset's profile_error)."""
+    profile = check.boolean(path, f"{key}.profile", value.get("profile", True))
+    raw = value.get("key", [])
+    keys = check.strings(path, f"{key}.key", [raw] if isinstance(raw, str) else raw)
+    if "key" in value and not keys:
+        raise check.fail(path, f"{key}.key", "an empty key: name at least one column, or leave key out")
+    seen = {k for k in keys if keys.count(k) > 1}
+    if seen:
+        raise check.fail(path, f"{key}.key", f"names {sorted(seen)[0]!r} twice")
+    buckets = check.integer(path, f"{key}.buckets", value.get("buckets", DEFAULT_BUCKETS))
+    if buckets and (buckets < 0 or buckets > MAX_BUCKETS or buckets & (buckets - 1)):
+        raise check.fail(
+            path, f"{key}.buckets", f"expected 0 (none) or a power of two from 1 to {MAX_BUCKETS}, got {buckets}"
+        )
+    if not profile and ("key" in value or "buckets" in value):
+        raise check.fail(path, key, "key/buckets are part of the profile: drop them or profile: false")
+    if keys and not buckets:
+        raise check.fail(path, f"{key}.key", "a key places rows in buckets: give buckets > 0 or leave key out")
+    return profile, keys, buckets
 
 
 def _expectations(path: Path, raw: Any, inputs: dict, outputs: dict) -> list[Expectations]:

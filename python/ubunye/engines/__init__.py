@@ -19,6 +19,7 @@ from ubunye.exceptions import EngineError
 if TYPE_CHECKING:
     from ubunye.config import IOConfig
     from ubunye.hashing import FrameHash
+    from ubunye.hashing.profile import FrameProfile
 
 
 class Engine(Protocol):
@@ -53,6 +54,13 @@ class Engine(Protocol):
 
     def hash(self, frame: Any) -> FrameHash:
         """rows-v1 hash of every row (``ubunye.hashing.hash_frame``)."""
+
+    def profile(self, frame: Any, *, key: list[str] | None, buckets: int) -> FrameProfile:
+        """rows-v1 hash plus column fingerprints and row buckets (``ubunye.hashing.profile.profile_frame``)."""
+
+    def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
+        """The Delta version a read of ``io`` sees now (io.version / timestamp resolved, else the latest), or
+        None when ``io`` is not a Delta path. The runner reads inputs at this version and records it."""
 
     def native(self, frame: Any) -> Any:
         """Turn what a transform returned (native or narwhals) into a native frame, or raise EngineError."""

@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -106,4 +107,26 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
         raise failure[0]
 
 
-__all__ = ["write_delta"]
+def table_version(io: IOConfig, path: str, timestamp: datetime.datetime | None = None) -> int:
+    """The version of the Delta table at ``path`` a read of ``io`` sees: io.version when given (checked to
+    exist), the version current at ``timestamp`` when given, else the latest. The runner reads that version
+    (pinned), so the record names exactly the version that was read.
+
+    Example:
+        >>> import tempfile, pyarrow as pa
+        >>> from ubunye.config import IOConfig
+        >>> path = tempfile.mkdtemp() + "/t"
+        >>> for _ in range(2):
+        ...     write_delta(pa.table({"a": [1]}), IOConfig("t", format="delta", mode="append"), path, lambda: None)
+        >>> table_version(IOConfig("t", format="delta"), path), table_version(IOConfig("t", version=0), path)
+        (1, 0)
+    """
+    from deltalake import DeltaTable
+
+    table = DeltaTable(path, version=io.version, storage_options=io.storage_options or None)
+    if timestamp is not None:
+        table.load_as_version(timestamp)
+    return int(table.version())
+
+
+__all__ = ["table_version", "write_delta"]

@@ -10,7 +10,7 @@ import datetime as dt
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -23,6 +23,9 @@ from ubunye.engines.locks import output_lock
 from ubunye.engines.transaction import CommitHook
 from ubunye.exceptions import EngineError, HashError
 from ubunye.hashing import FrameHash, hash_frame
+
+if TYPE_CHECKING:
+    from ubunye.hashing.profile import FrameProfile
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
@@ -203,6 +206,19 @@ class PandasEngine:
     # -- frames ----------------------------------------------------------------------------------------------------
     def hash(self, frame: pd.DataFrame) -> FrameHash:
         return hash_frame(frame)
+
+    def profile(self, frame: pd.DataFrame, *, key: list[str] | None, buckets: int) -> FrameProfile:
+        from ubunye.hashing.profile import profile_frame
+
+        return profile_frame(frame, key=key, buckets=buckets)
+
+    def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
+        if io.format != "delta" or io.path is None:
+            return None
+        from ubunye.engines.delta import table_version
+
+        stamp = _timestamp(io.timestamp) if io.timestamp is not None else None
+        return table_version(io, resolve_path(io.path, base_dir), stamp)
 
     def native(self, frame: Any) -> pd.DataFrame:
         if isinstance(frame, pd.DataFrame):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -28,6 +28,9 @@ from ubunye.engines.locks import output_lock
 from ubunye.engines.transaction import CommitHook
 from ubunye.exceptions import EngineError
 from ubunye.hashing import FrameHash, hash_frame
+
+if TYPE_CHECKING:
+    from ubunye.hashing.profile import FrameProfile
 
 
 def _timestamp(text: str) -> dt.datetime:
@@ -157,6 +160,19 @@ class PolarsEngine:
 
     def hash(self, frame: pl.DataFrame) -> FrameHash:
         return hash_frame(frame)
+
+    def profile(self, frame: pl.DataFrame, *, key: list[str] | None, buckets: int) -> FrameProfile:
+        from ubunye.hashing.profile import profile_frame
+
+        return profile_frame(frame, key=key, buckets=buckets)
+
+    def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
+        if io.format != "delta" or io.path is None:
+            return None
+        from ubunye.engines.delta import table_version
+
+        stamp = _timestamp(io.timestamp) if io.timestamp is not None else None
+        return table_version(io, resolve_path(io.path, base_dir), stamp)
 
     def native(self, frame: Any) -> pl.DataFrame:
         if type(frame).__module__.startswith("narwhals"):

@@ -319,6 +319,33 @@ class SparkEngine:
     def hash(self, frame: Any) -> FrameHash:
         return hash_frame(frame)
 
+    def profile(self, frame: Any, *, key: list[str] | None, buckets: int) -> Any:
+        from ubunye.hashing.profile import profile_frame
+
+        return profile_frame(frame, key=key, buckets=buckets)
+
+    def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
+        """From the table's history (``DESCRIBE HISTORY``): io.version, the last commit at or before
+        io.timestamp (what ``timestampAsOf`` reads), or the latest."""
+        if io.format != "delta" or io.table is not None:
+            return None
+        if io.version is not None:
+            return io.version
+        from pyspark.sql import functions as F
+
+        where = location(io, base_dir)
+        try:
+            history = self.spark.sql(f"DESCRIBE HISTORY delta.{self.quote(where)}")
+            if io.timestamp is not None:
+                history = history.where(F.col("timestamp") <= F.lit(io.timestamp).cast("timestamp"))
+            found = history.agg(F.max("version")).first()[0]
+        except Exception as exc:
+            raise self._fail(io, "input", where, exc) from exc
+        if found is None:
+            msg = f"input {io.name!r}: Delta table at {where} has no version at or before {io.timestamp}"
+            raise EngineError(msg)
+        return int(found)
+
     def native(self, frame: Any) -> Any:
         if type(frame).__module__.startswith("narwhals"):
             import narwhals as nw

@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ubunye.lineage.record import DatasetRecord, RunRecord
+from ubunye.lineage.profiles import BucketChanges, ColumnChanges, compare_buckets, compare_columns
+from ubunye.lineage.record import DatasetRecord, MalformedRecord, RunRecord
 
 UNCHANGED, CHANGED, NOT_COMPARABLE, UNKNOWN = "unchanged", "changed", "not comparable", "unknown"
 ADDED, REMOVED = "added", "removed"
@@ -31,7 +32,8 @@ ENV_FACTS = ("python_version", "python_implementation", "platform", "machine", "
 
 @dataclass(frozen=True)
 class DatasetDiff:
-    """One input or output of both runs: the data verdict (and why), row counts and schema."""
+    """One input or output of both runs: the data verdict (and why), row counts and schema; with profiles
+    (docs/rows-v1.md section 12) on both sides, which columns and how many buckets differ; Delta versions."""
 
     side: str
     name: str
@@ -48,6 +50,26 @@ class DatasetDiff:
     method_b: str | None
     location_a: str | None
     location_b: str | None
+    columns: ColumnChanges | None = None
+    buckets: BucketChanges | None = None
+    version_a: int | None = None
+    version_b: int | None = None
+    profile_note: str | None = None
+
+    def detail(self) -> str:
+        """What moved inside a changed dataset: ``columns a, b; 3 of 256 key buckets`` ("" when not known)."""
+        parts = []
+        if self.columns is not None:
+            parts.append(self.columns.describe())
+        if self.buckets is not None and self.buckets.differing:
+            parts.append(self.buckets.describe())
+        return "; ".join(p for p in parts if p)
+
+    def versions(self) -> str:
+        """``Delta version 41 -> 42`` when both runs recorded a version and they differ, else ""."""
+        if self.version_a is None or self.version_b is None or self.version_a == self.version_b:
+            return ""
+        return f"Delta version {self.version_a} -> {self.version_b}"
 
 
 @dataclass(frozen=True)
@@ -150,7 +172,8 @@ class Comparison:
             out.append(f"template variables ({', '.join(tv)})")
         for d in self.inputs:
             if d.data in (CHANGED, ADDED, REMOVED):
-                out.append(f"input {d.name}" + ("" if d.data == CHANGED else f" ({d.data})"))
+                why = d.versions() or d.detail() if d.data == CHANGED else d.data
+                out.append(f"input {d.name}" + (f" ({why})" if why else ""))
         env = [f"{f.name} {f.a} -> {f.b}" for f in self.environment_facts if f.status == CHANGED]
         env += [str(p) for p in self.packages]
         if env:
@@ -198,6 +221,9 @@ class Comparison:
 
 
 def _why(d: DatasetDiff) -> str:
+    if d.data == CHANGED:
+        detail = d.detail()
+        return f" ({detail})" if detail else ""
     if d.data in (ADDED, REMOVED):
         return f" ({d.data})"
     if d.data == NOT_COMPARABLE:
@@ -234,10 +260,26 @@ def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None
         schema = UNCHANGED if x.schema == y.schema else CHANGED
     else:
         schema = UNKNOWN
+    columns, buckets, note = _profiles(x, y) if a is not None and b is not None else (None, None, None)
     return DatasetDiff(
         side, (a or b).name, data, reason, x.row_count, y.row_count, schema, x.schema, y.schema,
         x.data_hash, y.data_hash, x.hash_method, y.hash_method, x.location, y.location,
+        columns, buckets, x.version, y.version, note,
     )  # fmt: skip
+
+
+def _profiles(a: DatasetRecord, b: DatasetRecord) -> tuple[ColumnChanges | None, BucketChanges | None, str | None]:
+    """Column and bucket changes when both records carry comparable profiles, and why not otherwise."""
+    if a.profile_method != b.profile_method:
+        return None, None, "profiles not comparable" if a.profile_method and b.profile_method else None
+    try:
+        buckets = compare_buckets(a, b)
+    except MalformedRecord as exc:  # a damaged bucket field: the data verdict stands, the detail is not shown
+        return compare_columns(a, b), None, str(exc)
+    note = None
+    if buckets is None and a.buckets is not None and b.buckets is not None:
+        note = f"buckets not comparable (n {a.buckets.n} -> {b.buckets.n}, key {a.key} -> {b.key})"
+    return compare_columns(a, b), buckets, note
 
 
 def _missing_reason(a: DatasetRecord, b: DatasetRecord) -> str:

@@ -54,11 +54,34 @@ class MalformedRecord(RecordError):
 
 
 @dataclass
+class ColumnRecord:
+    """One top-level column's profile (docs/rows-v1.md section 12.1): its rows-v1 type, null count, NaN count
+    (float columns only, else None) and fingerprint (``sha256:``; equal when name, type and values are)."""
+
+    type: str
+    nulls: int = field(metadata=_NON_NEGATIVE)
+    fingerprint: str
+    nans: int | None = field(default=None, metadata=_NON_NEGATIVE)
+
+
+@dataclass
+class BucketsRecord:
+    """The row buckets of a dataset (docs/rows-v1.md section 12.2): ``n`` buckets, their packed numbers
+    (``24 * n`` bytes) compressed with zlib and written in base64 (``data``); see ubunye.lineage.profiles."""
+
+    n: int = field(metadata={"min": 1, "max": 65_536})
+    data: str
+
+
+@dataclass
 class DatasetRecord:
     """One input or output: where it is and its rows-v1 fingerprint.
 
     ``data_hash`` is None whenever the rows were not hashed; ``hash_error`` then says why (it is also None when
     hashing was switched off for inputs, ``hash_inputs=False``, and then ``row_count`` is None too).
+    ``columns``, ``buckets`` and ``key`` are its profile (docs/rows-v1.md section 12; None when off, or in records
+    written before it; ``profile_error`` says why one is missing). ``version`` is the Delta table version read
+    (inputs) or written (outputs).
     """
 
     name: str
@@ -74,6 +97,11 @@ class DatasetRecord:
     version: int | None = field(default=None, metadata=_NON_NEGATIVE)
     timestamp: str | None = None
     written: bool | None = None
+    columns: dict[str, ColumnRecord] | None = None
+    buckets: BucketsRecord | None = None
+    key: list[str] | None = None
+    profile_method: str | None = None
+    profile_error: str | None = None
 
 
 @dataclass

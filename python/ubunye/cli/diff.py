@@ -1,0 +1,404 @@
+"""``ubunye diff``: the rows two runs (or two tables) differ in, reading only the rows of differing buckets.
+
+Two runs: their records say where each dataset was and, with profiles (docs/rows-v1.md section 12), which row
+buckets differ. Each side is read as its run recorded it (a Delta table at the version the run read or wrote; a
+file location as it is now), filtered to those buckets, and checked against its record: the rows read must give
+the recorded bucket numbers (or, without buckets, the recorded data hash), else the data was overwritten since and
+the diff would be wrong, which is an error, never a wrong diff. Two tables (``--a``/``--b``): both are profiled
+in one pass each, then read the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import pyarrow as pa
+import typer
+from rich.table import Table
+
+from ubunye.cli.errors import domain_errors
+from ubunye.cli.hash import source_config
+from ubunye.cli.render import console, dash, emit_json, flow_help, line
+from ubunye.config import IOConfig
+from ubunye.config.model import BACKENDS, DEFAULT_BUCKETS, FORMATS
+from ubunye.engines import get_engine
+from ubunye.exceptions import UbunyeError
+from ubunye.lineage.diff import DiffError, TableDiff, diff_tables
+from ubunye.lineage.profiles import packed_buckets
+from ubunye.lineage.record import DatasetRecord, RunRecord, printable
+
+_BUCKET = 24
+
+
+@dataclass
+class _Side:
+    """One side of a diff: what it is, the engine that reads it, and what its record (if any) vouches for."""
+
+    label: str
+    what: str
+    io: IOConfig
+    engine: str
+    dataset: DatasetRecord | None = None
+    rows_read: int = 0
+
+
+def _dataset(record: RunRecord, name: str | None, label: str) -> DatasetRecord:
+    """The dataset ``name`` of a run (an output, else an input; ``inputs.x`` / ``outputs.x`` to choose)."""
+    side, _, bare = (name or "").rpartition(".")
+    pools = {"outputs": record.outputs, "inputs": record.inputs}
+    if side and side not in pools:
+        raise DiffError(f"--dataset {name!r}: write outputs.<name> or inputs.<name>")
+    for pool in [pools[side]] if side else [record.outputs, record.inputs]:
+        for d in pool:
+            if d.name == bare:
+                return d
+    names = [f"outputs.{d.name}" for d in record.outputs] + [f"inputs.{d.name}" for d in record.inputs]
+    raise DiffError(f"run {label} ({record.run_id}) has no dataset {name!r} (it has: {', '.join(names) or 'none'})")
+
+
+def _changed_output(a: RunRecord, b: RunRecord) -> str:
+    """The output to diff when none is named: the one whose data hash differs (one, else an error listing)."""
+    by_b = {d.name: d for d in b.outputs}
+    changed = [d.name for d in a.outputs if d.name in by_b and d.data_hash != by_b[d.name].data_hash]
+    if len(changed) == 1:
+        return f"outputs.{changed[0]}"
+    if not changed:
+        shared = [d.name for d in a.outputs if d.name in by_b]
+        if len(shared) == 1:
+            return f"outputs.{shared[0]}"
+        raise DiffError(f"no output's data hash differs; name one with --dataset ({', '.join(shared) or 'none'})")
+    raise DiffError(f"outputs {', '.join(changed)} changed: name one with --dataset")
+
+
+def _recorded_io(d: DatasetRecord, label: str, run_id: str) -> IOConfig:
+    """How to read a dataset as its run recorded it: a table, or a path at the recorded Delta version."""
+    if not d.location:
+        raise DiffError(f"run {label} ({run_id}): {d.name} has no recorded location")
+    if d.location.startswith("table:"):
+        return IOConfig(name=d.name, table=d.location[len("table:") :], version=d.version, allow_empty=True)
+    if d.format not in FORMATS:
+        raise DiffError(f"run {label} ({run_id}): {d.name} has no readable format ({d.format!r})")
+    version = d.version if d.format == "delta" else None
+    return IOConfig(name=d.name, format=d.format, path=d.location, version=version, allow_empty=True)
+
+
+def _read(side: _Side, engines: dict[str, Any]) -> Any:
+    eng = engines.setdefault(side.engine, get_engine(side.engine))
+    try:
+        return eng.read(side.io, Path.cwd())
+    except UbunyeError as exc:
+        gone = " (the data it recorded is gone)" if side.dataset is not None else ""
+        raise DiffError(f"{side.label}: cannot read {side.what}{gone}: {exc}") from exc
+
+
+def _to_arrow(frame: Any) -> pa.Table:
+    """A (small, already filtered) frame as Arrow: Spark through its own Arrow export."""
+    if type(frame).__module__.startswith("pyspark"):
+        if hasattr(frame, "toArrow"):  # pyspark 4
+            return frame.toArrow()
+        return frame._collect_as_arrow_table() if hasattr(frame, "_collect_as_arrow_table") else _spark35(frame)
+    from ubunye.hashing.frame import to_arrow
+
+    return to_arrow(frame)
+
+
+def _spark35(frame: Any) -> pa.Table:
+    batches = frame._collect_as_arrow()  # pyspark 3.5: the batches toPandas itself builds from
+    if batches:
+        return pa.Table.from_batches(batches)
+    from ubunye.hashing.frame import to_arrow
+
+    return to_arrow(frame.toPandas())
+
+
+def _bucket_rows(packed: bytes, wanted: list[int]) -> dict[int, bytes]:
+    return {i: packed[i * _BUCKET : (i + 1) * _BUCKET] for i in wanted}
+
+
+def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | None, wanted: list[int] | None) -> None:
+    """The rows read are the rows the record vouches for: their bucket numbers, or the whole data hash."""
+    d = side.dataset
+    if d is None:
+        return
+    from ubunye.hashing import hash_frame
+    from ubunye.hashing.profile import profile_frame
+
+    stale = (
+        f"{side.label}: the data at {printable(d.location or '?')} is no longer what the run recorded (it was "
+        "overwritten since)"
+    )
+    if wanted is None:
+        if d.data_hash is None:
+            raise DiffError(f"{side.label}: the run recorded no data hash for {d.name}: cannot tell its rows")
+        if hash_frame(table).data_hash != d.data_hash:
+            raise DiffError(stale + "; cannot diff it")
+        return
+    assert d.buckets is not None and n is not None
+    got = profile_frame(table, key=key, buckets=n).buckets
+    assert got is not None
+    want = _bucket_rows(packed_buckets(d.buckets, f"{d.name}.buckets"), wanted)
+    mine = _bucket_rows(got.packed, wanted)
+    bad = [i for i in wanted if want[i] != mine[i]]
+    if bad:
+        raise DiffError(stale + f" (bucket {bad[0]} of {n} differs from its record); cannot diff it")
+
+
+def _filtered(frame: Any, wanted: list[int] | None, key: list[str] | None, n: int | None) -> Any:
+    if wanted is None:
+        return frame
+    from ubunye.hashing.profile import rows_in_buckets
+
+    return rows_in_buckets(frame, wanted, key=key, buckets=n)
+
+
+@dataclass
+class DiffReport:
+    """What ``ubunye diff`` prints: the two sides, the buckets used, and the row differences."""
+
+    dataset: str
+    a: dict[str, Any]
+    b: dict[str, Any]
+    key: list[str] | None
+    buckets: dict[str, Any] | None
+    diff: TableDiff | None
+    note: str | None = None
+
+    @property
+    def same(self) -> bool:
+        return self.diff is None or self.diff.same
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["same"] = self.same
+        out["exit_code"] = 0 if self.same else 1
+        return out
+
+
+def _describe(side: _Side) -> dict[str, Any]:
+    out = {"what": side.what, "engine": side.engine, "rows_read": side.rows_read}
+    out["location"] = side.io.path if side.io.table is None else f"table:{side.io.table}"
+    out["version"] = side.io.version
+    return out
+
+
+def _plan(a: _Side, b: _Side, key: list[str] | None) -> tuple[list[str] | None, int | None, list[int] | None, str]:
+    """Key, bucket count and the buckets to read, from the two records (None: read every row), and why."""
+    da, db = a.dataset, b.dataset
+    assert da is not None and db is not None
+    key_a, key_b = da.key or None, db.key or None
+    if key_a != key_b:
+        return key or key_a, None, None, "the runs' buckets use different keys: every row is read"
+    if key is not None and key != key_a:
+        return key, None, None, f"--key {', '.join(key)} is not the key the records' buckets use: every row is read"
+    key = key_a
+    if da.buckets is None or db.buckets is None or da.buckets.n != db.buckets.n:
+        return key, None, None, "the records hold no comparable row buckets: every row is read"
+    pa_, pb = (
+        packed_buckets(da.buckets, f"run A: {da.name}.buckets"),
+        packed_buckets(db.buckets, f"run B: {db.name}.buckets"),
+    )
+    n = da.buckets.n
+    wanted = [i for i in range(n) if pa_[i * _BUCKET : (i + 1) * _BUCKET] != pb[i * _BUCKET : (i + 1) * _BUCKET]]
+    return key, n, wanted, f"{len(wanted)} of {n} {'key' if key else 'row'} buckets differ"
+
+
+def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[str] | None = None,
+              limit: int = 20, engine: str | None = None) -> DiffReport:  # fmt: skip
+    """The rows a dataset of run A and run B differ in, reading each as its run recorded it.
+
+    Example:
+        >>> diff_runs(RunRecord(run_id="a", usecase="u", package="p", task="t"),
+        ...           RunRecord(run_id="b", usecase="u", package="p", task="t"))
+        Traceback (most recent call last):
+        ubunye.lineage.diff.DiffError: no output's data hash differs; name one with --dataset (none)
+    """
+    name = dataset or _changed_output(a, b)
+    da, db = _dataset(a, name, "A"), _dataset(b, name, "B")
+    sides = []
+    for label, r, d in (("run A", a, da), ("run B", b, db)):
+        io = _recorded_io(d, label[-1], r.run_id)
+        eng = engine or (r.backend if r.backend in BACKENDS else "pandas")
+        if io.table is not None and engine is None:
+            eng = "spark"
+        sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", io, eng, d))
+    sa, sb = sides
+    key, n, wanted, note = _plan(sa, sb, key)
+    if da.data_hash is not None and da.data_hash == db.data_hash:
+        return DiffReport(name, _describe(sa), _describe(sb), key, None, None, "same data hash: no row differs")
+    return _run(name, sa, sb, key, n, wanted, note, limit)
+
+
+def diff_targets(target_a: str, target_b: str, *, fmt_a: str | None = None, fmt_b: str | None = None,
+                 engine_a: str | None = None, engine_b: str | None = None, key: list[str] | None = None,
+                 buckets: int = DEFAULT_BUCKETS, limit: int = 20) -> DiffReport:  # fmt: skip
+    """The rows two tables differ in: each profiled in one pass, then only the differing buckets read.
+
+    Example:
+        >>> import tempfile, pandas as pd
+        >>> d = Path(tempfile.mkdtemp())
+        >>> pd.DataFrame({"id": [1, 2], "v": [1.0, 2.0]}).to_parquet(d / "a.parquet")
+        >>> pd.DataFrame({"id": [1, 2], "v": [1.0, 2.5]}).to_parquet(d / "b.parquet")
+        >>> r = diff_targets(str(d / "a.parquet"), str(d / "b.parquet"), key=["id"])
+        >>> [(c.key, c.column, c.a, c.b) for c in r.diff.changed.cells], r.a["rows_read"]
+        ([({'id': '2'}, 'v', '2.0', '2.5')], 1)
+    """
+    sides = []
+    for label, target, fmt, eng in (("A", target_a, fmt_a, engine_a), ("B", target_b, fmt_b, engine_b)):
+        looks_like_table = "/" not in target and not Path(target).exists() and fmt is None
+        eng = eng or ("spark" if looks_like_table else "pandas")
+        try:
+            io = replace(source_config(target, fmt, eng), allow_empty=True)
+        except UbunyeError as exc:
+            raise DiffError(f"--{label.lower()}: {exc}") from exc
+        sides.append(_Side(label, target, io, eng))
+    sa, sb = sides
+    engines: dict[str, Any] = {}
+    profiles = []
+    for side in sides:
+        frame = _read(side, engines)
+        try:
+            profiles.append(engines[side.engine].profile(frame, key=key, buckets=buckets))
+        except (UbunyeError, ValueError) as exc:
+            raise DiffError(f"{side.label}: {side.what}: {exc}") from exc
+    pa_, pb = profiles
+    if pa_.hash.data_hash == pb.hash.data_hash:
+        return DiffReport(target_b, _describe(sa), _describe(sb), key, None, None, "same data hash: no row differs")
+    wanted = None if not buckets else pa_.buckets.differing(pb.buckets)
+    note = "no buckets: every row is read" if wanted is None else f"{len(wanted)} of {buckets} buckets differ"
+    return _run(target_b, sa, sb, key, buckets or None, wanted, note, limit, engines)
+
+
+def _run(name: str, sa: _Side, sb: _Side, key: list[str] | None, n: int | None, wanted: list[int] | None,
+         note: str, limit: int, engines: dict[str, Any] | None = None) -> DiffReport:  # fmt: skip
+    engines = {} if engines is None else engines
+    tables = []
+    for side in (sa, sb):
+        frame = _filtered(_read(side, engines), wanted, key, n)
+        table = _to_arrow(frame)
+        side.rows_read = table.num_rows
+        _check_side(side, table, key, n, wanted)
+        tables.append(table)
+    result = diff_tables(tables[0], tables[1], key=key, limit=limit)
+    shown = None if n is None else {"n": n, "differing": wanted}
+    return DiffReport(name, _describe(sa), _describe(sb), key, shown, result, note)
+
+
+def _keys(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    keys = [k.strip() for k in text.split(",") if k.strip()]
+    if not keys:
+        raise typer.BadParameter("name at least one column", param_hint="--key")
+    return keys
+
+
+_DATASET_HELP = "outputs.NAME or inputs.NAME (default: the changed output)."
+
+
+@domain_errors
+def diff_command(
+    run_a: Annotated[str | None, typer.Argument(help="Run A (id, prefix, latest~N or a record .json).")] = None,
+    run_b: Annotated[str | None, typer.Argument(help="Run B.")] = None,
+    usecase_dir: Annotated[Path, typer.Option("-d", "--usecase-dir", help="Folder holding the records.")] = Path("."),
+    usecase: Annotated[str | None, typer.Option("-u", "--usecase")] = None,
+    package: Annotated[str | None, typer.Option("-p", "--package")] = None,
+    task: Annotated[str | None, typer.Option("-t", "--task")] = None,
+    dataset: Annotated[str | None, typer.Option("--dataset", help=_DATASET_HELP)] = None,
+    key: Annotated[str | None, typer.Option("--key", help="Key columns, comma separated.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="At most N rows / cells per list.")] = 20,
+    a: Annotated[str | None, typer.Option("--a", help="Table A directly: a path, URL or catalog table.")] = None,
+    b: Annotated[str | None, typer.Option("--b", help="Table B directly.")] = None,
+    format_a: Annotated[str | None, typer.Option("--format-a", help="parquet, csv, json or delta.")] = None,
+    format_b: Annotated[str | None, typer.Option("--format-b")] = None,
+    engine: Annotated[str | None, typer.Option("--engine", "-e", help="pandas, spark or polars, both sides.")] = None,
+    engine_a: Annotated[str | None, typer.Option("--engine-a")] = None,
+    engine_b: Annotated[str | None, typer.Option("--engine-b")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:  # fmt: skip
+    """The rows two runs, or two tables, differ in: rows only in A, rows only in B and, for keys in both, the
+    changed cells side by side. Only the rows of differing buckets are read (docs/rows-v1.md section 12), and
+    each run's rows are checked against its record first: data overwritten since is an error, never a wrong diff.
+
+    Exit status: 0 same data; 1 rows differ; 2 usage or read errors (a run or dataset not found, data gone).
+
+    Examples: ubunye diff latest~1 latest -d examples -u shop -p daily -t revenue;
+    ubunye diff --a data/old.parquet --b data/new --key order_id
+    """
+    from ubunye.cli.lineage import _resolve  # the one way run references are read
+
+    for name, value in (("--engine", engine), ("--engine-a", engine_a), ("--engine-b", engine_b)):
+        if value is not None and value not in BACKENDS:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(BACKENDS)}", param_hint=name)
+    keys = _keys(key)
+    if (a is None) != (b is None):
+        raise typer.BadParameter("give both --a and --b", param_hint="--a/--b")
+    if a is not None and b is not None:
+        if run_a or run_b:
+            raise typer.BadParameter("give two runs or --a/--b, not both", param_hint="RUN_A")
+        report = diff_targets(a, b, fmt_a=format_a, fmt_b=format_b, engine_a=engine_a or engine,
+                              engine_b=engine_b or engine, key=keys, limit=limit)  # fmt: skip
+    else:
+        if not (run_a and run_b):
+            raise typer.BadParameter("give two runs (or --a and --b)", param_hint="RUN_A RUN_B")
+        ra = _resolve(run_a, usecase_dir, usecase, package, task).record
+        rb = _resolve(run_b, usecase_dir, usecase, package, task).record
+        assert ra is not None and rb is not None
+        report = diff_runs(ra, rb, dataset, keys, limit, engine)
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        render_diff(report)
+    raise typer.Exit(0 if report.same else 1)
+
+
+def render_diff(r: DiffReport) -> None:
+    """The diff as rich tables: the verdict, what was read, then rows only in A / B and changed cells."""
+    out = console(markup=False)
+    d = r.diff
+    verdict = "same data" if r.same else "rows differ"
+    if d is not None and not r.same:
+        verdict += (f": {d.only_a.count} only in A, {d.only_b.count} only in B"
+                    + (f", {d.changed.rows} changed" if d.key else ""))  # fmt: skip
+    out.print(line(("diff ", "bold"), dash(r.dataset, "bold"), ": ", dash(verdict, "bold")))
+    for label, side in (("A", r.a), ("B", r.b)):
+        version = f" @ version {side['version']}" if side.get("version") is not None else ""
+        out.print(line(f"  {label}: ", dash(side["what"]), f"  ({side['engine']}) ", dash(side["location"]),
+                       version, f", {side['rows_read']:,} rows read"))  # fmt: skip
+    if r.note:
+        out.print(line("  ", dash(r.note)))
+    if d is None:
+        return
+    if d.columns_only_a or d.columns_only_b or d.types:
+        for c in d.columns_only_a:
+            out.print(line("  column only in A: ", dash(c)))
+        for c in d.columns_only_b:
+            out.print(line("  column only in B: ", dash(c)))
+        for c, (ta, tb) in d.types.items():
+            out.print(line("  column ", dash(c), f" type {ta} -> {tb}"))
+    for title, rows in (("rows only in A", d.only_a), ("rows only in B", d.only_b)):
+        if not rows.count:
+            continue
+        first = f", first {len(rows.rows)}" if len(rows.rows) < rows.count else ""
+        t = Table(title=f"{title} ({rows.count}{first})", title_justify="left")
+        columns = list(rows.rows[0]) if rows.rows else []
+        for c in columns:
+            t.add_column(c, overflow="fold")
+        for row in rows.rows:
+            t.add_row(*[dash(row[c]) for c in columns])
+        out.print(t)
+    if d.changed.rows:
+        shown = len(d.changed.cells)
+        t = Table(title=f"changed cells ({d.changed.rows} rows; {shown} cells shown)", title_justify="left")
+        for c in ("key", "column", "A", "B"):
+            t.add_column(c, overflow="fold")
+        for cell in d.changed.cells:
+            key = ", ".join(f"{k}={v}" for k, v in cell.key.items())
+            t.add_row(dash(key), dash(cell.column), dash(cell.a), dash(cell.b))
+        out.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``diff`` to the app."""
+    app.command(name="diff", help=flow_help(diff_command.__doc__))(diff_command)

@@ -1,0 +1,155 @@
+"""A dataset's profile in its record, and what two profiles say changed (pure functions, no I/O).
+
+The profile (docs/rows-v1.md section 12) is computed by ``ubunye.hashing.profile``; this module is the one place
+that turns it into record fields (``columns``, ``buckets``, ``key``) and back. Buckets are stored as their packed
+form (section 12.2: 24 bytes per bucket), zlib-compressed and written in base64: 256 buckets of a small table
+take a few hundred bytes, and a record never holds more than 65,536 of them.
+
+Example:
+    >>> rec = buckets_record(bytes(24 * 4))
+    >>> rec.n, packed_buckets(rec) == bytes(96)
+    (4, True)
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from ubunye.lineage.record import BucketsRecord, ColumnRecord, DatasetRecord, MalformedRecord
+
+_BUCKET_BYTES = 24
+_MAX_BUCKETS = 65_536
+
+
+def buckets_record(packed: bytes) -> BucketsRecord:
+    """The record form of packed buckets (section 12.2): ``n`` and base64 of zlib of the bytes."""
+    n, rest = divmod(len(packed), _BUCKET_BYTES)
+    if rest or not 1 <= n <= _MAX_BUCKETS or n & (n - 1):
+        msg = f"packed buckets must be 24 bytes times a power of two up to {_MAX_BUCKETS}, got {len(packed)} bytes"
+        raise ValueError(msg)
+    return BucketsRecord(n=n, data=base64.b64encode(zlib.compress(packed, 6)).decode("ascii"))
+
+
+def packed_buckets(record: BucketsRecord, where: str = "buckets") -> bytes:
+    """The packed bytes of a record's buckets; a ``MalformedRecord`` naming ``where`` if they do not decode.
+
+    Example:
+        >>> packed_buckets(BucketsRecord(n=4, data="bm90IHpsaWI="), "outputs[0].buckets")
+        Traceback (most recent call last):
+        ubunye.lineage.record.MalformedRecord: outputs[0].buckets: data is not base64 of zlib-compressed buckets
+    """
+    want = record.n * _BUCKET_BYTES
+    try:
+        raw = base64.b64decode(record.data.encode("ascii"), validate=True)
+        inflate = zlib.decompressobj()
+        packed = inflate.decompress(raw, want + 1)  # bounded: a crafted record cannot inflate to gigabytes
+    except (binascii.Error, UnicodeEncodeError, zlib.error):
+        raise MalformedRecord("data is not base64 of zlib-compressed buckets", None, where) from None
+    if len(packed) != want or inflate.unconsumed_tail or not inflate.eof:
+        msg = f"data holds {len(packed)} bytes of buckets, {want} expected for n={record.n}"
+        raise MalformedRecord(msg, None, where)
+    return packed
+
+
+def profile_fields(profile: Any) -> dict[str, Any]:
+    """The DatasetRecord fields of a ``ubunye.hashing.profile.FrameProfile``."""
+    columns = {
+        name: ColumnRecord(type=c.type, nulls=c.nulls, fingerprint=c.fingerprint, nans=c.nans)
+        for name, c in profile.columns.items()
+    }
+    out: dict[str, Any] = {"columns": columns, "profile_method": "profile-v1", "profile_error": None}
+    b = profile.buckets
+    out["buckets"] = None if b is None else buckets_record(b.packed)
+    out["key"] = None if b is None or b.key is None else list(b.key)
+    return out
+
+
+@dataclass(frozen=True)
+class ColumnChanges:
+    """Top-level columns of one dataset in two runs, by their fingerprints (section 12.1)."""
+
+    changed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    #: name -> (type in A, type in B), for changed columns whose type changed.
+    types: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``columns amount_cents, units`` (+ added / removed), the words compare prints; "" when none moved."""
+        parts = []
+        if self.changed:
+            parts.append("columns " + _names(self.changed) if len(self.changed) > 1 else "column " + self.changed[0])
+        if self.added:
+            parts.append("added " + _names(self.added))
+        if self.removed:
+            parts.append("removed " + _names(self.removed))
+        return "; ".join(parts)
+
+
+def _names(names: list[str], most: int = 6) -> str:
+    return ", ".join(names[:most]) + (f", ... ({len(names)} in all)" if len(names) > most else "")
+
+
+def compare_columns(a: DatasetRecord, b: DatasetRecord) -> ColumnChanges | None:
+    """Which columns changed between the two records of one dataset; None when either has no column profile.
+
+    Example:
+        >>> col = lambda f, t="int64": ColumnRecord(type=t, nulls=0, fingerprint=f)
+        >>> a = DatasetRecord("o", columns={"id": col("sha256:1"), "n": col("sha256:2")})
+        >>> b = DatasetRecord("o", columns={"id": col("sha256:1"), "n": col("sha256:3", "float64")})
+        >>> c = compare_columns(a, b)
+        >>> c.changed, c.unchanged, c.types, c.describe()
+        (['n'], ['id'], {'n': ('int64', 'float64')}, 'column n')
+    """
+    if a.columns is None or b.columns is None:
+        return None
+    out = ColumnChanges()
+    for name, x in a.columns.items():
+        y = b.columns.get(name)
+        if y is None:
+            out.removed.append(name)
+        elif x.fingerprint == y.fingerprint:
+            out.unchanged.append(name)
+        else:
+            out.changed.append(name)
+            if x.type != y.type:
+                out.types[name] = (x.type, y.type)
+    out.added.extend(n for n in b.columns if n not in a.columns)
+    return out
+
+
+@dataclass(frozen=True)
+class BucketChanges:
+    """The buckets whose numbers differ between two records of one dataset (same n, same key)."""
+
+    n: int
+    key: list[str] | None
+    differing: list[int]
+
+    def describe(self) -> str:
+        """``3 of 256 key buckets`` (``row buckets`` when keyless)."""
+        return f"{len(self.differing)} of {self.n} {'key' if self.key else 'row'} buckets"
+
+
+def compare_buckets(a: DatasetRecord, b: DatasetRecord, where: tuple[str, str] = ("A", "B")) -> BucketChanges | None:
+    """The differing buckets; None when either record has none, or their n or key differ (not comparable).
+
+    Example:
+        >>> zero, one = bytes(24 * 2), bytes(24) + bytes([0] * 7 + [1]) + bytes(16)
+        >>> a = DatasetRecord("o", buckets=buckets_record(zero), key=["id"])
+        >>> b = DatasetRecord("o", buckets=buckets_record(one), key=["id"])
+        >>> compare_buckets(a, b).describe()
+        '1 of 2 key buckets'
+    """
+    if a.buckets is None or b.buckets is None or a.buckets.n != b.buckets.n or (a.key or None) != (b.key or None):
+        return None
+    pa = packed_buckets(a.buckets, f"run {where[0]}: {a.name}.buckets")
+    pb = packed_buckets(b.buckets, f"run {where[1]}: {b.name}.buckets")
+    w = _BUCKET_BYTES
+    differing = [i for i in range(a.buckets.n) if pa[i * w : (i + 1) * w] != pb[i * w : (i + 1) * w]]
+    return BucketChanges(a.buckets.n, list(a.key) if a.key else None, differing)
