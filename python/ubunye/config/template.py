@@ -25,7 +25,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ubunye.exceptions import ConfigError
 from ubunye.lineage.redact import redact_url
-from ubunye.lineage.secrets import is_secret_name
+from ubunye.lineage.secrets import DATASET_MAPS, secret_key
 
 _INTERNALS = "template tried to reach Python internals"
 _NAMES = ("inputs", "outputs", "expectations", "profiles", "accepted_values")
@@ -272,7 +272,9 @@ def _is_path(keys: tuple[str | int, ...]) -> bool:
 def _is_secret(keys: tuple[str | int, ...]) -> bool:
     # Dataset, expectation and profile names are names, not keys saying what a value is.
     return any(
-        isinstance(k, str) and is_secret_name(k) and (i == 0 or keys[i - 1] not in _NAMES) for i, k in enumerate(keys)
+        isinstance(k, str)
+        and secret_key(k, names=i > 0 and keys[i - 1] in _NAMES, dataset=i > 1 and keys[i - 2] in DATASET_MAPS)
+        for i, k in enumerate(keys)
     )
 
 

@@ -172,7 +172,7 @@ class Comparison:
             out.append(f"template variables ({', '.join(tv)})")
         for d in self.inputs:
             if d.data in (CHANGED, ADDED, REMOVED):
-                why = d.versions() or d.detail() if d.data == CHANGED else d.data
+                why = "; ".join(x for x in (d.versions(), d.detail()) if x) if d.data == CHANGED else d.data
                 out.append(f"input {d.name}" + (f" ({why})" if why else ""))
         env = [f"{f.name} {f.a} -> {f.b}" for f in self.environment_facts if f.status == CHANGED]
         env += [str(p) for p in self.packages]

@@ -27,11 +27,13 @@ from dataclasses import fields, is_dataclass, replace
 from typing import Any, TypeVar
 
 from ubunye.lineage.secrets import (
+    DATASET_MAPS,
     MASK,
     MIN_SECRET_LENGTH,
     NAME_MAPS,
     is_secret_name,
     mask_shapes,
+    secret_key,
     secret_pair,
     secret_values,
     worth_masking,
@@ -142,7 +144,9 @@ def redact_url(text: str) -> str:
 # --- trees and records ----------------------------------------------------------------------------------------------
 
 
-def redact_config(node: Any, values: Iterable[str] = (), _names: bool = False) -> Any:
+def redact_config(
+    node: Any, values: Iterable[str] = (), _names: bool = False, _datasets: bool = False, _dataset: bool = False
+) -> Any:
     """A copy of a config tree: values of secret-named keys are ``***`` (whole subtrees: ``creds: ***``), as are
     the values of ``{name: Authorization, value: ...}`` pairs; every other string, and every key, goes
     through :func:`mask_text`. Keys of ``inputs``, ``outputs``, ``expectations``, ``profiles`` and
@@ -153,6 +157,8 @@ def redact_config(node: Any, values: Iterable[str] = (), _names: bool = False) -
         {'creds': '***', 'headers': {'Authorization': '***'}}
         >>> redact_config({"outputs": {"credentials": {"path": "data/c"}}})
         {'outputs': {'credentials': {'path': 'data/c'}}}
+        >>> redact_config({"outputs": {"o": {"key": ["id"], "storage_options": {"key": "AKIA0EXAMPLE"}}}})
+        {'outputs': {'o': {'key': ['id'], 'storage_options': {'key': '***'}}}}
     """
     values = list(values)
     if isinstance(node, dict):
@@ -160,10 +166,14 @@ def redact_config(node: Any, values: Iterable[str] = (), _names: bool = False) -
         out = {}
         for k, v in node.items():
             key = mask_text(k, values) if isinstance(k, str) else k
-            if v is not None and ((pair and k == "value") or (not _names and is_secret_name(str(k)))):
+            if v is not None and ((pair and k == "value") or secret_key(str(k), _names, _dataset)):
                 out[key] = MASK
             else:
-                out[key] = redact_config(v, values, _names=k in NAME_MAPS and isinstance(v, dict))
+                mapping = isinstance(v, dict)
+                out[key] = redact_config(
+                    v, values, _names=k in NAME_MAPS and mapping, _datasets=k in DATASET_MAPS and mapping,
+                    _dataset=_datasets and mapping,
+                )  # fmt: skip
         return out
     if isinstance(node, list | tuple):
         return type(node)(redact_config(v, values) for v in node)

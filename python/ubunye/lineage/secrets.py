@@ -66,6 +66,24 @@ _NOT_SECRET_ENV = {"PWD", "OLDPWD"}
 # Mappings whose keys are names chosen by the user (inputs, outputs, profiles, columns), never secret keys:
 # an output called ``credentials`` is a table, and its path must stay readable.
 NAME_MAPS = {"inputs", "outputs", "expectations", "profiles", "accepted_values"}
+#: Mappings of datasets (``CONFIG.inputs``, ``CONFIG.outputs``), and the fields of a dataset's own mapping that
+#: name columns, not secrets: ``key: [order_id]`` is its profile's row key (docs/rows-v1.md section 12.2). Deeper
+#: down (``storage_options.key``, an S3 access key) ``key`` is a secret again.
+DATASET_MAPS = {"inputs", "outputs"}
+DATASET_FIELDS = {"key"}
+
+
+def secret_key(key: str, names: bool = False, dataset: bool = False) -> bool:
+    """True when a config key holds a secret at its place: never in a mapping of user-chosen names (``names``),
+    nor a dataset field of :data:`DATASET_FIELDS` in a dataset's mapping (``dataset``).
+
+    Example:
+        >>> secret_key("key"), secret_key("key", dataset=True), secret_key("password", dataset=True)
+        (True, False, True)
+    """
+    if names or (dataset and key in DATASET_FIELDS):
+        return False
+    return is_secret_name(key)
 
 
 def _is_secret_word(words: list[str], i: int) -> bool:
@@ -411,17 +429,18 @@ def secret_pair(node: Mapping[Any, Any]) -> bool:
     return any(isinstance(node.get(k), str) and is_secret_name(node[k]) for k in ("name", "key", "header"))
 
 
-def _collect(node: Any, found: set[str], names: bool = False) -> None:
+def _collect(node: Any, found: set[str], names: bool = False, datasets: bool = False, dataset: bool = False) -> None:
     if isinstance(node, dict):
         if secret_pair(node):
             found.update(_secret_leaves(node["value"]))
         for k, v in node.items():
             key = str(k)
             found.update(find_secrets(key))
-            if not names and is_secret_name(key):
+            if secret_key(key, names, dataset):
                 found.update(_secret_leaves(v))
             else:
-                _collect(v, found, names=key in NAME_MAPS and isinstance(v, dict))
+                mapping = isinstance(v, dict)
+                _collect(v, found, key in NAME_MAPS and mapping, key in DATASET_MAPS and mapping, datasets and mapping)
     elif isinstance(node, list | tuple):
         for v in node:
             _collect(v, found)
