@@ -2,7 +2,9 @@
 
 The examples (examples/shop/daily: orders, revenue, customers) are copied into a temporary folder, run
 there like ``ubunye run -d <tmp> -u shop -p daily -t orders -t revenue -t customers -dt 2026-12-01``, and
-the record of each run is printed.
+the record of each run is printed. Then the story the records are for: one order's amount is corrected in the
+generator, orders and revenue run again, and ``ubunye lineage compare`` says what changed and why, and
+``ubunye diff`` which row.
 """
 
 from __future__ import annotations
@@ -74,7 +76,37 @@ def main(argv: list[str] | None = None) -> int:
         last = store.records("shop", "daily", "revenue")[-1]
         print(f"record file: {store.path_of(last).relative_to(usecase_dir)}")
         print(store.path_of(last).read_text()[:1200] + "  ...")
+        _story(usecase_dir, dt)
     return 0
+
+
+_CORRECTION = """
+
+def _corrected(amounts):
+    amounts[7] += 100  # order 8 was undercharged by a dollar
+    return amounts
+"""
+
+
+def _story(usecase_dir: Path, dt: str) -> None:
+    """A second run after a change, its compare verdict, and the diff of the changed rows."""
+    from ubunye.cli.diff import diff_runs, render_diff
+    from ubunye.cli.render import render_comparison
+    from ubunye.lineage.compare import compare_records
+
+    generator = usecase_dir / "shop" / "daily" / "orders" / "generator.py"
+    plain = '"amount_cents": rng.integers(199, 25_000, rows).astype("int64"),'
+    fixed = '"amount_cents": _corrected(rng.integers(199, 25_000, rows).astype("int64")),'
+    generator.write_text(generator.read_text().replace(plain, fixed) + _CORRECTION)
+    print("\n--- the story: order 8's amount is corrected in orders/generator.py; orders and revenue run again\n")
+    run_pipeline(usecase_dir, "shop", "daily", ["orders", "revenue"], dt=dt, engine="pandas", entry_point="demo")
+    store = RecordStore(usecase_dir)
+    a, b = store.records("shop", "daily", "revenue")[-2:]
+    print("\n$ ubunye lineage compare latest~1 latest -t revenue")
+    render_comparison(compare_records(a, b), a, b)
+    a, b = store.records("shop", "daily", "orders")[-2:]
+    print("\n$ ubunye diff latest~1 latest -t orders")
+    render_diff(diff_runs(a, b))
 
 
 if __name__ == "__main__":
