@@ -78,11 +78,16 @@ def twin_section(rows: int) -> list[str]:
     sha = hashlib.sha256
     # hash_frame and the floor alternate over three rounds (medians), so a slow moment hits both alike;
     # the naive loop, ~10x slower, runs once.
-    hashes, floors = [], []
+    from ubunye.hashing.profile import profile_frame
+
+    hashes, floors, profiles, keyed = [], [], [], []
     for _ in range(3):
         hashes.append(_timed(lambda: hash_frame(table)))
         floors.append(_timed(lambda: [sha(b).digest() for b in built]))
+        profiles.append(_timed(lambda: profile_frame(table, buckets=256)))
+        keyed.append(_timed(lambda: profile_frame(table, key=["id"], buckets=256)))
     t_hash, t_floor = statistics.median(hashes), statistics.median(floors)
+    t_prof, t_keyed = statistics.median(profiles), statistics.median(keyed)
     t_naive = _timed(lambda: _naive(table))
     out = [
         f"### Twin: {rows:,} rows x 8 columns (int64, float64, string, bool, timestamp, decimal, date, nullable int)",
@@ -94,11 +99,21 @@ def twin_section(rows: int) -> list[str]:
         f"{t_naive / t_hash:.2f}x slower |",
         f"| SHA-256 floor: hashlib over the twin's prebuilt lines | {t_floor:.2f} | {rows / t_floor:,.0f} | "
         f"{t_floor / t_hash:.2f}x (hash_frame is {t_hash / t_floor:.2f}x the floor) |",
+        f"| profile_frame: rows-v1 + column fingerprints + 256 row buckets | {t_prof:.2f} | {rows / t_prof:,.0f} | "
+        f"{t_prof / t_hash:.2f}x |",
+        f"| profile_frame, key=[id]: + 256 key buckets | {t_keyed:.2f} | {rows / t_keyed:,.0f} | "
+        f"{t_keyed / t_hash:.2f}x |",
         "",
         f"Peak RSS grew by {(rss1 - rss0) / 1024:.0f} MiB during hash_frame (process peak {rss1 / 1024:.0f} MiB; "
         "lines are built one 65,536-row batch at a time).",
     ]
     return out
+
+
+def _profile_case(df: object, engine: str, key: list[str] | None) -> Callable[[], object]:
+    from ubunye.hashing.spark_profile import profile_spark
+
+    return lambda: profile_spark(df, key=key, buckets=256, engine=engine)
 
 
 def spark_section(rows: int, runs: int) -> list[str]:
@@ -135,6 +150,9 @@ def spark_section(rows: int, runs: int) -> list[str]:
         ("to_json + sha2 + conv SQL expression", lambda: df.agg(F.expr(to_json_expr)).first()),
         ("ubunye_rows_v1(*) (the jar)", lambda: df.agg(F.expr("ubunye_rows_v1(*)")).first()),
         ("jar-free path (twin in mapInArrow)", lambda: hash_spark(df, engine="arrow")),
+        ("ubunye_profile_v1(256, array(), *): + columns + 256 buckets", _profile_case(df, "jvm", None)),
+        ("ubunye_profile_v1(256, array('id'), *): key buckets", _profile_case(df, "jvm", ["id"])),
+        ("jar-free profile (twin in mapInArrow)", _profile_case(df, "arrow", None)),
     ]
     spark.conf.set("spark.sql.ansi.enabled", "false")
     for _, fn in cases:
