@@ -144,7 +144,10 @@ def test_columns_and_types_that_differ_are_named():
 
 @pytest.mark.parametrize(
     ("key", "words"),
-    [(["nope"], "a.parquet: profile-v1: key column 'nope' is not a column of the table"), (["id", "id"], "key column 'id' is repeated")],
+    [
+        (["nope"], "a.parquet: profile-v1: key column 'nope' is not a column of the table"),
+        (["id", "id"], "key column 'id' is repeated"),
+    ],
 )
 def test_a_key_that_is_not_a_column_is_a_clear_error(tmp_path, key, words):
     _table(1, 10).to_parquet(tmp_path / "a.parquet")

@@ -190,7 +190,8 @@ def _plan(a: _Side, b: _Side, key: list[str] | None) -> tuple[list[str] | None, 
     key_a, key_b = da.key or None, db.key or None
     if key_a != key_b:
         return key or key_a, None, None, "the runs' buckets use different keys: every row is read"
-    if key is not None and key != key_a:
+    # A key line sorts its columns (section 12.2): [region, day] and [day, region] place rows alike.
+    if key is not None and sorted(key) != sorted(key_a or []):
         return key, None, None, f"--key {', '.join(key)} is not the key the records' buckets use: every row is read"
     key = key_a
     if da.buckets is None or db.buckets is None or da.buckets.n != db.buckets.n:
