@@ -60,19 +60,26 @@ pandas2: $(PANDAS2_STAMP) ## The twin's tests again on pandas 2.2 / numpy 2.3 (t
 	$(PANDAS2_VENV)/bin/pytest -q -p no:cacheprovider tests/hashing
 
 # The oldest numpy / pandas / pyarrow the twin is measured to give the right bytes with (python/pyproject.toml's
-# floors): pyarrow 17 prints some decimals and floats differently, numpy 2.3.0-2.3.4's strings.slice differs, and
-# pandas before 2.2.2 does not load with numpy 2. The twin's tests and the conformance vectors again on those.
-FLOORS_VENV := .venv-floors
-FLOORS_STAMP := $(FLOORS_VENV)/.installed
+# floors): what Databricks 15.4 LTS ships (.venv-floors) and 16.4 LTS's set (.venv-floors16), both on this Python.
+# The twin's tests and the conformance vectors on each; pyarrow < 16 has no view types and these venvs have no
+# polars or DuckDB, so the tests of those skip, saying so. The venvs share pip's cache; --no-compile: only the
+# modules the tests import get byte-compiled (on import), which halves the install time.
+FLOORS_VENVS := .venv-floors .venv-floors16
+FLOORS_TEST_PINS := "pytest==9.2.0" "hypothesis==6.170.17"
+.venv-floors/.installed: FLOORS_PINS := "numpy==1.23.5" "pandas==1.5.3" "pyarrow==14.0.1"
+.venv-floors16/.installed: FLOORS_PINS := "numpy==1.26.4" "pandas==1.5.3" "pyarrow==15.0.2"
 
-$(FLOORS_STAMP): python/pyproject.toml
-	test -x $(FLOORS_VENV)/bin/python || $(PYTHON) -m venv $(FLOORS_VENV)
-	$(FLOORS_VENV)/bin/pip install -q "numpy==2.3.5" "pandas==2.2.2" "pyarrow==18.0.0" "pytest==9.2.0" "hypothesis==6.170.17"
-	$(FLOORS_VENV)/bin/pip install -q --no-deps -e python
-	touch $(FLOORS_STAMP)
+$(addsuffix /.installed,$(FLOORS_VENVS)): python/pyproject.toml
+	test -x $(@D)/bin/python || $(PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install -q --no-compile $(FLOORS_PINS) $(FLOORS_TEST_PINS)
+	$(@D)/bin/pip install -q --no-deps -e python
+	touch $@
 
-floors: $(FLOORS_STAMP) ## The twin's tests and the vectors on the oldest numpy / pandas / pyarrow the package allows
-	$(FLOORS_VENV)/bin/pytest -q -p no:cacheprovider tests/hashing
+floors: $(addsuffix /.installed,$(FLOORS_VENVS)) ## The twin's tests and the vectors on the package floors (Databricks 15.4 and 16.4 LTS sets)
+	@for v in $(FLOORS_VENVS); do \
+	  echo "--- $$v: $$($$v/bin/python -c 'import numpy, pandas, pyarrow; print("numpy", numpy.__version__, "pandas", pandas.__version__, "pyarrow", pyarrow.__version__)')"; \
+	  $$v/bin/pytest -q -p no:cacheprovider tests/hashing || exit 1; \
+	done
 
 # --- other Spark lines: the conformance tier (tests/lines) in one venv per pyspark line --------------------------
 # The main venv runs the whole suite on pyspark 4.2; these run the conformance vectors and JVM = jar-free = twin

@@ -4,7 +4,9 @@ Twin section: a generated 1,000,000-row table of 8 mixed columns; rows/s of hash
 loop (json.dumps(sort_keys=True) + sha256), and of the SHA-256 floor (hashlib over the twin's lines, built
 beforehand). Spark section: 2,000,000 cached rows x 8 columns, local[2], the median of several runs of each.
 
-Run: python -m benchmarks.run [--rows N] [--spark-rows N] [--runs K] [--no-spark]
+Records section (benchmarks/records.py): `ubunye lineage list -n 10` on 10,000 records on a local S3 server.
+
+Run: python -m benchmarks.run [--rows N] [--spark-rows N] [--runs K] [--no-spark] [--records N] [--no-records]
 """
 
 from __future__ import annotations
@@ -185,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spark-rows", type=int, default=2_000_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument("--records", type=int, default=10_000, help="records in the object-store listing timing")
+    parser.add_argument("--no-records", action="store_true")
     args = parser.parse_args(argv)
     machine = (
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, pyarrow {pa.__version__}"
@@ -194,6 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_spark:
         print()
         print("\n".join(spark_section(args.spark_rows, args.runs)))
+    if not args.no_records:
+        from benchmarks.records import records_section
+
+        print()
+        print("\n".join(records_section(args.records)))
     return 0
 
 

@@ -44,12 +44,16 @@ def run(
     lineage: bool | None = True,
     spark: Any = None,
     monitors: Any = (),
+    records: str | Path | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run one task in this notebook's session and return its result (outputs included).
 
     With an active SparkSession (Databricks, a local notebook) and no ``engine`` given, the task runs on Spark
     in that session; without one it runs on config.yaml's backend. The record goes to the same store as a
-    CLI run of the task (``lineage=True`` by default: a notebook run leaves a record).
+    CLI run of the task (``lineage=True`` by default: a notebook run leaves a record); ``records`` sends it
+    elsewhere, e.g. a Unity Catalog volume (``/Volumes/main/ops/records``) or ``s3://bucket/records``, which
+    outlive the cluster (see :func:`ubunye.runner.run_task`).
     """
     spark = spark or active_spark()
     if engine is None and spark is not None:
@@ -64,4 +68,6 @@ def run(
         spark=spark,
         monitors=monitors,
         entry_point="notebook",
+        records=records,
+        storage_options=storage_options,
     )

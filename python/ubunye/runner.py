@@ -32,6 +32,7 @@ from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, T
 from ubunye.lineage.recorder import LineageRecorder
 from ubunye.lineage.redact import mask_text, remember_secrets
 from ubunye.lineage.secrets import secret_values
+from ubunye.lineage.store import RecordStore, records_location
 from ubunye.monitors import accepted_kwargs, call_monitor, monitor_name
 from ubunye.paths import check_outputs, check_schemes, check_task_dir, check_template_vars, task_folder
 from ubunye.task import load_task_class
@@ -72,21 +73,40 @@ class _Run:
             self.timings.append(Timing(stage, name, round(time.perf_counter() - start, 6)))
 
 
-def _monitors(ctx: RunContext, lineage: bool | None, extra: Sequence[Any]) -> list[Any]:
+def _monitors(
+    ctx: RunContext, lineage: bool | None, extra: Sequence[Any], store: RecordStore | None = None
+) -> list[Any]:
+    from ubunye.lineage.openlineage import OpenLineageMonitor  # its client is imported only when one is made
+
     out: list[Any] = []
     for i, m in enumerate(ctx.config.monitors):
         if m.type == "lineage":
             if lineage is not False:
                 params = {k: v for k, v in m.params.items() if k != "sample_fraction"}
                 out.append(LineageRecorder(**params))
+        elif m.type == "openlineage":
+            try:
+                out.append(OpenLineageMonitor(**m.params))
+            except ConfigError as exc:
+                raise ConfigError(f"{ctx.config.path}: CONFIG.monitors[{i}]: {exc}") from None
         elif ":" in m.type:
             out.append(_custom_monitor(ctx.config.path, i, m.type, m.params))
         else:
-            msg = f"{ctx.config.path}: CONFIG.monitors[{i}]: unknown monitor {m.type!r} (use lineage or module:Class)"
+            msg = f"{ctx.config.path}: CONFIG.monitors[{i}]: unknown monitor {m.type!r}"
+            msg += " (use lineage, openlineage or module:Class)"
             raise ConfigError(msg)
     if lineage and not any(isinstance(m, LineageRecorder) for m in out):
         out.append(LineageRecorder())
-    return out + list(extra)
+    out += list(extra)
+    # One setting says where records go: every recorder of the run writes there, and monitors that name the
+    # record (openlineage) find it through the recorder.
+    recorder = next((m for m in out if isinstance(m, LineageRecorder)), None)
+    for m in out:
+        if isinstance(m, LineageRecorder) and m.store is None:
+            m.store = store
+        if isinstance(m, OpenLineageMonitor) and m.recorder is None:
+            m.recorder = recorder
+    return out
 
 
 def _custom_monitor(path: Path, i: int, spec: str, params: dict[str, Any]) -> Any:
@@ -126,15 +146,20 @@ def _dataset(name: str, io: Any, ctx: RunContext, **kw: Any) -> DatasetRecord:
     )
 
 
-def _hash_into(record: DatasetRecord, frame: Any, engine: Engine, io: IOConfig) -> None:
+def _hash_into(record: DatasetRecord, frame: Any, engine: Engine, io: IOConfig, where: str) -> None:
     """The rows-v1 hash into ``record``, with the profile (docs/rows-v1.md section 12) in the same pass unless
-    the dataset turns it off. A profile that cannot be computed (a key naming no column) leaves the data hash
-    to the plain hash and says why in profile_error."""
+    the dataset turns it off. A key naming no column of the frame fails the run (a ConfigError naming ``where``,
+    the dataset's config key) before any output is written; a profile that cannot be computed otherwise leaves
+    the data hash to the plain hash and says why in profile_error."""
     profiled, h = None, None
     if io.profile and hasattr(engine, "profile"):
+        from ubunye.hashing.profile import ProfileOptionError
+
         try:
             profiled = engine.profile(frame, key=io.key or None, buckets=io.buckets)
             h = profiled.hash
+        except ProfileOptionError as exc:  # the config's key names no column of the frame: the user's to fix
+            raise ConfigError(f"{where}: {exc}") from None
         except Exception as exc:
             record.profile_error = f"{type(exc).__name__}: {exc}"
     try:
@@ -225,7 +250,7 @@ def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
                     run.outputs.append(record)
                     if hash_outputs:
                         with run.step("hash", f"outputs.{name}"):
-                            _hash_into(record, produced[name], engine, io)
+                            _hash_into(record, produced[name], engine, io, f"{cfg.path}: CONFIG.outputs.{name}.key")
                 _check(run, cfg, produced, "outputs", engine)
                 # Written in the order of their locations, each lock taken just before and held to the end: two
                 # runs sharing outputs take the locks in one order, so they serialize and cannot deadlock.
@@ -301,7 +326,7 @@ def _read(ctx: RunContext, run: _Run, hash_inputs: bool) -> dict[str, Any]:
         run.inputs.append(record)
         if hash_inputs:
             with run.step("hash", f"inputs.{name}"):
-                _hash_into(record, sources[name], ctx.engine, io)
+                _hash_into(record, sources[name], ctx.engine, io, f"{ctx.config.path}: CONFIG.inputs.{name}.key")
     return sources
 
 
@@ -389,9 +414,13 @@ def _checkpoint(ctx: RunContext, monitors: Sequence[Any], run: _Run, start: floa
 
 
 def _end(ctx: RunContext, monitors: Sequence[Any], evidence: dict[str, Any]) -> str | None:
-    """task_end for every monitor; what an essential one failed with (it must not pass silently), else None."""
+    """task_end for every monitor; what an essential one failed with (it must not pass silently), else None.
+
+    The other monitors end first, so what they note in the record (an event backend that failed) is in the
+    final record the essential one writes.
+    """
     failed = None
-    for m in monitors:
+    for m in sorted(monitors, key=_essential):
         if not _essential(m):
             call_monitor(m, "task_end", **evidence)
             continue
@@ -475,6 +504,8 @@ def run_task(
     monitors: Sequence[Any] = (),
     spark: Any = None,
     entry_point: str = "python",
+    records: str | Path | RecordStore | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run the task in ``task_dir`` (``<usecase_dir>/<usecase>/<package>/<task>``).
 
@@ -485,10 +516,15 @@ def run_task(
             None follows config.yaml.
         monitors: extra monitor objects.
         spark: a SparkSession to use (default: the active one, else a new one).
+        records: where the record goes: a folder, or any URL fsspec opens (``s3://bucket/records``); default
+            ``$UBUNYE_RECORDS``, else ``<usecase_dir>/.ubunye/lineage``. An object store is checked before
+            anything runs: one that cannot be reached fails the run before it reads or writes anything.
+        storage_options: for a records URL, passed to its fsspec filesystem (``endpoint_url``, ``profile``...).
 
     Raises:
         TaskError: the run failed (read, transform, expectations, write); the record, if any, is written first.
         ConfigError: config.yaml is invalid.
+        RecordError: the records location is unknown, its filesystem not installed, or it cannot be reached.
 
     Example (the example usecase's orders, then revenue from them, on pandas in a temporary copy):
         >>> import shutil, tempfile
@@ -503,8 +539,44 @@ def run_task(
         ('success', ['revenue'], '.ubunye/lineage/shop/daily/revenue')
         >>> shutil.rmtree(usecase_dir)
     """
+    store = _record_store(records, storage_options) if lineage is not False else None
     ctx = prepare(task_dir, dt=dt, dtf=dtf, mode=mode, engine=engine, spark=spark, entry_point=entry_point)
-    return execute(ctx, _monitors(ctx, lineage, monitors))
+    _check_records_root(ctx, store)
+    return execute(ctx, _monitors(ctx, lineage, monitors, store))
+
+
+def _check_records_root(ctx: RunContext, store: RecordStore | None) -> None:
+    """An output may not be, hold or sit inside a local records root given elsewhere than the usecase_dir (its
+    own store is checked with the paths): an overwrite there would replace receipts with data."""
+    if store is None or store.remote:
+        return
+    root = Path(store.root).resolve()
+    for name, io in ctx.config.outputs.items():
+        where = location(io, ctx.usecase_dir)
+        path = None if where.startswith("table:") else local_path(where)
+        if path is None:
+            continue
+        path = path.resolve()
+        why = (
+            "is" if path == root else "is inside" if root in path.parents else "holds" if path in root.parents else None
+        )
+        if why:
+            msg = f"{ctx.config.path}: CONFIG.outputs.{name}.path: {path} {why} the record store {root}"
+            raise ConfigError(msg + "; an output must be a folder of its own")
+
+
+def _record_store(
+    records: str | Path | RecordStore | None, storage_options: dict[str, Any] | None
+) -> RecordStore | None:
+    """The store ``records`` (or ``$UBUNYE_RECORDS``) names, reached once now; None for the usecase_dir's own."""
+    if isinstance(records, RecordStore):
+        return records
+    where = records_location(records)
+    if where is None:
+        return None
+    store = RecordStore(records=where, storage_options=storage_options)
+    store.check()
+    return store
 
 
 def run_pipeline(
@@ -522,6 +594,8 @@ def run_pipeline(
         msg = f"run_pipeline needs a list of task names, got {tasks!r}"
         raise UbunyeError(msg)
     kwargs.setdefault("entry_point", "pipeline")
+    if kwargs.get("lineage") is not False:  # one store for every task, checked before the first runs
+        kwargs["records"] = _record_store(kwargs.get("records"), kwargs.pop("storage_options", None))
     # Every task folder is checked before the first runs: a typo in the third must not leave two runs done.
     folders = [task_folder(usecase_dir, usecase, package, task) for task in tasks]
     check_template_vars(dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))

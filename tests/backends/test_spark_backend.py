@@ -11,6 +11,7 @@ pytestmark = pytest.mark.spark
 
 class TestSpark(BackendConformance):
     invalid_utf8_strings = True
+    profile_engines = ("jvm", "arrow")  # the jar's ubunye_profile_v1 and the twin on the executors (section 12.3)
 
     @pytest.fixture
     def engine(self, spark):

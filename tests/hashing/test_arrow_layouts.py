@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from tests.hashing.compat import needs_views
 from ubunye.hashing import canonical_lines, hash_frame
 from ubunye.hashing.encode import encode_array
 
@@ -164,6 +165,7 @@ VIEWS = {
 }
 
 
+@needs_views
 @pytest.mark.parametrize("large", [False, True], ids=["list_view", "large_list_view"])
 @pytest.mark.parametrize("case", sorted(VIEWS))
 def test_a_list_view_hashes_as_the_same_lists(case: str, large: bool) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from tests.hashing.compat import import_or_skip, needs_views, view_type
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines, hash_frame
 from ubunye.hashing.dictionaries import decode_dictionary
@@ -24,7 +25,7 @@ def _plain() -> pa.Table:
 
 
 @pytest.mark.parametrize("index_type", [pa.int8(), pa.int32(), pa.uint32()])
-@pytest.mark.parametrize("value_type", [pa.string(), pa.large_string(), pa.string_view()])
+@pytest.mark.parametrize("value_type", [pa.string(), pa.large_string(), view_type("string_view")])
 def test_arrow_dictionaries_hash_as_their_values(index_type, value_type):
     table = pa.table({"c": _dictionary(index_type, value_type)})
     assert canonical_lines(table) == canonical_lines(_plain())
@@ -32,7 +33,7 @@ def test_arrow_dictionaries_hash_as_their_values(index_type, value_type):
 
 
 def test_polars_categorical_and_enum_hash_as_plain_strings():
-    pl = pytest.importorskip("polars")
+    pl = import_or_skip("polars")
     frame = pl.DataFrame(
         {
             "cat": pl.Series(WORDS, dtype=pl.Categorical),
@@ -49,8 +50,9 @@ def test_polars_categorical_and_enum_hash_as_plain_strings():
     assert hash_frame(frame.select("cat")).schema == 'struct<"cat":string>'
 
 
-def test_dictionaries_inside_nested_types_and_slices():
-    d = _dictionary(pa.int32(), pa.string_view())
+@pytest.mark.parametrize("value_type", [pa.string(), view_type("string_view")])
+def test_dictionaries_inside_nested_types_and_slices(value_type):
+    d = _dictionary(pa.int32(), value_type)
     lists = pa.ListArray.from_arrays(pa.array([0, 2, 5], pa.int32()), d)
     table = pa.table({"l": lists, "st": pa.StructArray.from_arrays([d.slice(3, 2)], names=["x"])})
     want = pa.table(
@@ -60,19 +62,21 @@ def test_dictionaries_inside_nested_types_and_slices():
         }
     )
     assert canonical_lines(table) == canonical_lines(want)
-    assert canonical_lines(pa.table({"c": _dictionary(pa.int8(), pa.string_view()).slice(2)})) == [
+    assert canonical_lines(pa.table({"c": _dictionary(pa.int8(), value_type).slice(2)})) == [
         "{}",
         '{"c":"b"}',
         '{"c":"q\\"é😀"}',
     ]
 
 
+@needs_views
 def test_dictionary_of_binary_view_and_struct_of_views():
     values = pa.array([{"s": "x", "b": b"\x00\xff"}], pa.struct([("s", pa.string_view()), ("b", pa.binary_view())]))
     d = pa.DictionaryArray.from_arrays(pa.array([0, None, 0], pa.int16()), values)
     assert canonical_lines(pa.table({"c": d})) == ['{"c":{"b":"AP8=","s":"x"}}', "{}", '{"c":{"b":"AP8=","s":"x"}}']
 
 
+@needs_views
 def test_a_dictionary_arrow_cannot_decode_names_the_column():
     # Every rows-v1 value type decodes; a broken dictionary (an index past its end) still fails naming the column.
     bad = pa.DictionaryArray.from_arrays(pa.array([0, 7], pa.int32()), pa.array(["a"], pa.string_view()), safe=False)

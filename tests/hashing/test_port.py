@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import VECTORS
+from tests.hashing.compat import import_or_skip
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines, hash_frame
 from ubunye.hashing.port import RowsFrame, is_rows_frame
@@ -47,8 +48,8 @@ def test_port_frames_of_the_vectors_hash_as_expected(vector):
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v.name)
 def test_polars_and_duckdb_hash_like_arrow_and_pandas(vector):
-    pl = pytest.importorskip("polars")
-    duckdb = pytest.importorskip("duckdb")
+    pl = import_or_skip("polars")
+    duckdb = import_or_skip("duckdb")
     table = vector.arrow()
     con = duckdb.connect()
     try:
@@ -111,7 +112,7 @@ def test_mapping_schema_is_accepted():
 
 @pytest.mark.filterwarnings("ignore:Resolving the schema")
 def test_a_lazy_polars_frame_is_refused_with_a_hint():
-    pl = pytest.importorskip("polars")
+    pl = import_or_skip("polars")
     lazy = pl.DataFrame({"a": [1]}).lazy()
     assert is_rows_frame(lazy)
     with pytest.raises(HashError, match="lazy frame must be collected first"):

@@ -8,10 +8,11 @@ import decimal
 import pyarrow as pa
 import pytest
 
+from tests.hashing.compat import import_or_skip
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines, hash_frame
 
-pl = pytest.importorskip("polars")
+pl = import_or_skip("polars")
 
 
 @pytest.mark.parametrize(

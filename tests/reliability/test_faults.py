@@ -1,4 +1,5 @@
-"""Faults end to end through the real CLI: kill -9 at random points, and eight concurrent runs of one task.
+"""Faults end to end through the real CLI: kill -9 at random points, and eight concurrent runs of one task, with
+the records in the usecase_dir's own store and in an object store (a local S3 server, tests/lineage/s3server.py).
 
 After every fault: every record on disk loads; the output folder holds exactly one run's complete rows; and a
 record on disk carries the hash of exactly those rows (the previous good run's, or the killed run's checkpoint or
@@ -17,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.lineage import s3server
 from tests.lineage.usecase import write_task
 from ubunye.config import IOConfig
 from ubunye.engines import get_engine
 from ubunye.lineage import RecordStore
 
+s3_server = s3server.s3_server  # the fixture
 CLI = [sys.executable, "-c", "from ubunye.cli.main import main; main()"]
 
 CODE = """
@@ -58,6 +61,21 @@ def usecase(tmp_path: Path, rows: int) -> Path:
     return uc
 
 
+@pytest.fixture(params=["local", "s3"])
+def records(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """Where the runs' records go: the usecase_dir's own store (None), or a new bucket on the local S3 server
+    (through UBUNYE_RECORDS and AWS_ENDPOINT_URL, inherited by every child run as a user's shell would give them)."""
+    monkeypatch.delenv("UBUNYE_RECORDS", raising=False)
+    if request.param == "local":
+        return None
+    s3 = request.getfixturevalue("s3_server")
+    for key, value in s3.env.items():
+        monkeypatch.setenv(key, value)
+    url = s3.bucket() + "/records"
+    monkeypatch.setenv("UBUNYE_RECORDS", url)
+    return url
+
+
 def args(uc: Path) -> list[str]:
     return [*CLI, "run", "-d", str(uc), "-u", "shop", "-p", "daily", "-t", "stamp", "--engine", "pandas"]
 
@@ -69,8 +87,8 @@ def output_hash(uc: Path) -> tuple[int, str]:
     return h.row_count, h.data_hash
 
 
-def recorded(uc: Path) -> list[tuple[str, int | None, str | None]]:
-    store = RecordStore(uc)
+def recorded(uc: Path, records: str | None = None) -> list[tuple[str, int | None, str | None]]:
+    store = RecordStore(uc, records=records)
     # A run killed before its outputs were hashed has a running record that names no output yet.
     return [
         (r.status, r.outputs[0].row_count, r.outputs[0].data_hash) if r.outputs else (r.status, None, None)
@@ -78,7 +96,7 @@ def recorded(uc: Path) -> list[tuple[str, int | None, str | None]]:
     ]
 
 
-def test_kill_9_at_random_points_never_loses_the_output_or_its_hash(tmp_path: Path) -> None:
+def test_kill_9_at_random_points_never_loses_the_output_or_its_hash(tmp_path: Path, records: str | None) -> None:
     uc = usecase(tmp_path, 300_000)
     first = subprocess.run(args(uc), capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
@@ -95,9 +113,9 @@ def test_kill_9_at_random_points_never_loses_the_output_or_its_hash(tmp_path: Pa
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=60)
         rows, data_hash = output_hash(uc)  # the folder reads as one complete table
-        hashes = {(n, h) for _, n, h in recorded(uc)}
+        hashes = {(n, h) for _, n, h in recorded(uc, records)}
         assert (rows, data_hash) in hashes, f"attempt {attempt}: rows {rows} {data_hash} not in any record"
-        statuses = {s for s, _, _ in recorded(uc)}
+        statuses = {s for s, _, _ in recorded(uc, records)}
         assert statuses <= {"success", "running"}, statuses
     assert (uc / "data" / "src" / "part-0.parquet").read_bytes() == src_before
     leftovers = [p.name for p in (uc / "data").iterdir() if p.name.startswith(".") and "staging" in p.name]
@@ -106,15 +124,17 @@ def test_kill_9_at_random_points_never_loses_the_output_or_its_hash(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     after = [p.name for p in (uc / "data").iterdir() if p.name.startswith(".") and "staging" in p.name]
     assert after == [], (leftovers, after)
-    assert output_hash(uc) == (recorded(uc)[-1][1], recorded(uc)[-1][2])
+    assert output_hash(uc) == (recorded(uc, records)[-1][1], recorded(uc, records)[-1][2])
+    if records is not None:  # every record read from the object store loads: none was ever half written
+        assert all(e.record is not None for e in RecordStore(records=records).entries()), "unreadable record"
 
 
-def test_eight_concurrent_runs_leave_one_runs_rows_and_its_hash(tmp_path: Path) -> None:
+def test_eight_concurrent_runs_leave_one_runs_rows_and_its_hash(tmp_path: Path, records: str | None) -> None:
     uc = usecase(tmp_path, 50_000)
     children = [subprocess.Popen(args(uc), stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(8)]
     codes = [c.wait(timeout=600) for c in children]
     assert codes == [0] * 8, [c.stderr.read() for c in children if c.returncode]
-    runs = recorded(uc)
+    runs = recorded(uc, records)
     assert len(runs) == 8 and {s for s, _, _ in runs} == {"success"}
     rows, data_hash = output_hash(uc)
     matching = [r for r in runs if (r[1], r[2]) == (rows, data_hash)]

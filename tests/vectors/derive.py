@@ -1,8 +1,13 @@
 """Derive the rows-v1 conformance vectors' expected values, independently of the twin.
 
 This is a deliberately plain, row-at-a-time reading of docs/rows-v1.md: Python ``decimal``, ``datetime``,
-and ``hashlib``, text built by hand (no ``json.dumps`` for values, no pyarrow, no ubunye.hashing).
+and ``hashlib``, text built by hand (no ``json.dumps`` for values, no pyarrow, nothing of ubunye: not even its
+type-name parser, so a parser bug cannot land in the twin and in the expected values alike).
 The twin (vectorised, Arrow-based) and the JVM aggregate are then tested against what this writes.
+
+Beside ``expected`` (sections 2 to 9) every vector gets ``expected_profile`` (section 12.4): the column
+fingerprints of section 12.1 and the row buckets of section 12.2 for a few cases, made from the same hand-built
+text (a column line is ``{`` + that column's member + ``}``, a key line is the row's line restricted to the key).
 
 Run ``python tests/vectors/derive.py`` to rewrite tests/vectors/*.json (and tests/vectors/bytes/*.json, the vectors
 whose strings are not all UTF-8); a test checks the files are current.
@@ -21,8 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from ubunye.testing.vectors import parse_type
 
 HERE = Path(__file__).resolve().parent
 
@@ -174,6 +177,95 @@ def ts_text(t: dt.datetime, zone: bool) -> str:
     return jstr(body + ("Z" if zone else ""))
 
 
+# ---- section 7: type names, parsed here rather than by ubunye's own parser (issue 11: a parser bug would then
+# land in the twin and in the expected values alike). The tree has the shape the twin's has: "int64",
+# ("list", T), ("map", K, V), ("struct", ((name, T), ...)), ("decimal", p, s).
+_SIMPLE_TYPES = frozenset(
+    "int8 int16 int32 int64 float32 float64 bool string binary date timestamp timestamp_ntz".split()
+)
+_UNESCAPE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_DIGITS = frozenset("0123456789")
+
+
+def parse_type(name: str) -> Any:
+    """The tree of a rows-v1 type name (section 7); ValueError saying where the name stops making sense."""
+    tree, rest = _type_at(name)
+    if rest:
+        raise ValueError(f"trailing text {rest!r} after the type in {name!r}")
+    return tree
+
+
+def _type_at(s: str) -> tuple[Any, str]:
+    end = 0
+    while end < len(s) and (s[end] in _DIGITS or s[end] == "_" or "a" <= s[end] <= "z"):
+        end += 1
+    word, rest = s[:end], s[end:]
+    if word == "list":
+        inner, rest = _type_at(_skip(rest, "<"))
+        return ("list", inner), _skip(rest, ">")
+    if word == "map":
+        key, rest = _type_at(_skip(rest, "<"))
+        value, rest = _type_at(_skip(rest, ","))
+        return ("map", key, value), _skip(rest, ">")
+    if word == "struct":
+        rest = _skip(rest, "<")
+        fields: list[tuple[str, Any]] = []
+        while not rest.startswith(">"):
+            if fields:
+                rest = _skip(rest, ",")
+            fname, rest = _quoted_at(rest)
+            ftype, rest = _type_at(_skip(rest, ":"))
+            fields.append((fname, ftype))
+        return ("struct", tuple(fields)), rest[1:]
+    if word == "decimal":
+        body, closed, rest = _skip(rest, "(").partition(")")
+        p_text, comma, s_text = body.partition(",")
+        if not (closed and comma and p_text and s_text and set(p_text + s_text) <= _DIGITS):
+            raise ValueError(f"expected decimal(p,s) at {s!r}")
+        p, scale = int(p_text), int(s_text)
+        if not 1 <= p <= 38 or scale > p:
+            raise ValueError(f"decimal({p},{scale}) is not a rows-v1 type (1 <= precision <= 38, scale <= precision)")
+        return ("decimal", p, scale), rest
+    if word in _SIMPLE_TYPES:
+        return word, rest
+    raise ValueError(f"unknown rows-v1 type at {s!r}")
+
+
+def _skip(s: str, token: str) -> str:
+    if not s.startswith(token):
+        raise ValueError(f"expected {token!r} at {s!r}")
+    return s[len(token) :]
+
+
+def _quoted_at(s: str) -> tuple[str, str]:
+    """A JSON string (section 4: a field name, a map key's text) at the start of ``s``, and the text after it."""
+    if not s.startswith('"'):
+        raise ValueError(f"expected a quoted name at {s!r}")
+    out, i = [], 1
+    while i < len(s):
+        ch = s[i]
+        if ch == '"':
+            return "".join(out), s[i + 1 :]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        esc = s[i + 1 : i + 2]
+        if esc in _UNESCAPE:
+            out.append(_UNESCAPE[esc])
+            i += 2
+            continue
+        hex4 = s[i + 2 : i + 6]
+        # Section 4 writes \u only for U+0000..U+001F, so no surrogate pair is ever to be joined.
+        if esc != "u" or len(hex4) != 4 or not set(hex4.upper()) <= set("0123456789ABCDEF"):
+            raise ValueError(f"bad escape in a quoted name at {s[i:]!r}")
+        if 0xD800 <= int(hex4, 16) <= 0xDFFF:
+            raise ValueError(f"a surrogate is not a character, in a quoted name at {s[i:]!r}")
+        out.append(chr(int(hex4, 16)))
+        i += 6
+    raise ValueError(f"unterminated quoted name in {s!r}")
+
+
 # ---- sections 3 and 6: values and nesting ------------------------------------------------------------------
 def type_name(tree: Any) -> str:
     if isinstance(tree, str):
@@ -222,7 +314,7 @@ def encode(cell: Any, tree: Any) -> str:
         for k, x in v:
             ktext = encode(k, tree[1])
             if ktext.startswith('"'):
-                ktext = json.loads(ktext)  # unquote: a JSON string's text
+                ktext, _ = _quoted_at(ktext)  # unquote: a JSON string's text (section 4 read back)
             members.append((ktext.encode("utf-8"), "null" if x is None else encode(x, tree[2])))
         members.sort()
         return "{" + ",".join(f"{jstr(k.decode('utf-8'))}:{val}" for k, val in members) + "}"
@@ -257,9 +349,91 @@ def expected(columns: list[tuple[str, str]], rows: list[list[Any]]) -> dict[str,
     }
 
 
+# ---- section 12: profile-v1 --------------------------------------------------------------------------------
+def _sha_cut(line: str) -> tuple[bytes, int, int]:
+    """SHA-256 of a line, and its bytes 0..7 and 8..15 as big-endian unsigned integers (section 8)."""
+    h = hashlib.sha256(line.encode("utf-8")).digest()
+    return h, int.from_bytes(h[:8], "big"), int.from_bytes(h[8:16], "big")
+
+
+def column_line(name: str, tree: Any, cell: Any) -> str:
+    """Section 12.1: ``{`` + the column's member of the row's line + ``}``; ``{}`` for a null value."""
+    return obj([(name, cell)], {name: tree})
+
+
+def key_line(row: dict[str, Any], key: list[str], trees: dict[str, Any]) -> str:
+    """Section 12.2: the row's canonical line restricted to the key columns (sorted, nulls left out)."""
+    return obj([(n, row[n]) for n in key], trees)
+
+
+def column_profile(name: str, tree: Any, cells: list[Any]) -> dict[str, Any]:
+    """Section 12.1: the column's type, nulls, nans, sums of its column lines and fingerprint."""
+    s1 = s2 = 0
+    for cell in cells:
+        _, a, b = _sha_cut(column_line(name, tree, cell))
+        s1 = (s1 + a) % 2**64
+        s2 = (s2 + b) % 2**64
+    tname = type_name(tree)
+    nans = None
+    if tree in ("float32", "float64"):
+        nans = sum(1 for c in cells if c is not None and math.isnan(float(c["float"])))
+    fp_input = f"profile-v1-column\n{jstr(name)}\n{tname}\n{len(cells)}\n{s1:016x}\n{s2:016x}"
+    return {
+        "type": tname,
+        "nulls": sum(1 for c in cells if c is None),
+        "nans": nans,
+        "sum1": f"{s1:016x}",
+        "sum2": f"{s2:016x}",
+        "fingerprint": "sha256:" + hashlib.sha256(fp_input.encode("utf-8")).hexdigest(),
+    }
+
+
+def bucket_case(columns: list[tuple[str, str]], rows: list[list[Any]], n: int, key: list[str] | None) -> dict[str, Any]:
+    """Section 12.2: ``[index, count, sum1, sum2]`` of every bucket that holds a row, by index."""
+    if n not in [2**i for i in range(17)]:
+        raise ValueError(f"n = {n}: not a power of two from 1 to 65,536")
+    names = [c for c, _ in columns]
+    if key is not None and (not key or len(set(key)) != len(key) or not set(key) <= set(names)):
+        raise ValueError(f"key {key}: not a non-empty list of distinct columns of {names}")
+    trees = {c: parse_type(t) for c, t in columns}
+    acc: dict[int, tuple[int, int, int]] = {}
+    for row in rows:
+        cells = dict(zip(names, row, strict=True))
+        h, a, b = _sha_cut(obj(list(cells.items()), trees))
+        k = h if key is None else hashlib.sha256(key_line(cells, key, trees).encode("utf-8")).digest()
+        i = int.from_bytes(k[28:32], "big") % n
+        count, x, y = acc.get(i, (0, 0, 0))
+        acc[i] = (count + 1, (x + a) % 2**64, (y + b) % 2**64)
+    return {"n": n, "key": key, "buckets": [[i, c, f"{x:016x}", f"{y:016x}"] for i, (c, x, y) in sorted(acc.items())]}
+
+
+def expected_profile(
+    columns: list[tuple[str, str]], rows: list[list[Any]], cases: list[dict[str, Any]], table: dict[str, Any]
+) -> dict[str, Any]:
+    """Section 12.4: ``columns`` by name (code point order) and the bucket ``cases``; ``table`` is ``expected``."""
+    order = sorted(range(len(columns)), key=lambda i: columns[i][0].encode("utf-8"))
+    profile = {
+        "columns": {
+            columns[i][0]: column_profile(columns[i][0], parse_type(columns[i][1]), [r[i] for r in rows]) for i in order
+        },
+        "buckets": [bucket_case(columns, rows, c["n"], c["key"]) for c in cases],
+    }
+    # What section 12.2 says follows from the rules; a derivation that breaks it is wrong, not the vector.
+    for case in profile["buckets"]:
+        counts = sum(b[1] for b in case["buckets"])
+        sums = [sum(int(b[j], 16) for b in case["buckets"]) % 2**64 for j in (2, 3)]
+        assert counts == table["row_count"] and [f"{x:016x}" for x in sums] == [table["sum1"], table["sum2"]], case
+        if case["n"] == 1 and table["row_count"]:
+            assert case["buckets"] == [[0, table["row_count"], table["sum1"], table["sum2"]]], case
+    return profile
+
+
 def render(vector: dict[str, Any]) -> str:
     cols = [(c["name"], c["type"]) for c in vector["columns"]]
     exp = expected(cols, vector["rows"])
+    # Every vector: no key with 8 buckets and with 1 (section 12.2's example); then the vector's own cases.
+    cases = [{"n": 8, "key": None}, {"n": 1, "key": None}, *vector.get("bucket_cases", [])]
+    prof = expected_profile(cols, vector["rows"], cases, exp)
 
     def dump(x: Any) -> str:
         return json.dumps(x, ensure_ascii=False)
@@ -276,8 +450,19 @@ def render(vector: dict[str, Any]) -> str:
             for k, v in exp.items()
         )
         + "\n }",
+        ' "expected_profile": {\n  "columns": '
+        + _block([f"{dump(n)}: {dump(c)}" for n, c in prof["columns"].items()], "{}", "   ", "  ")
+        + ',\n  "buckets": '
+        + _block([dump(c) for c in prof["buckets"]], "[]", "   ", "  ")
+        + "\n }",
     ]
     return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def _block(items: list[str], brackets: str, indent: str, close_indent: str) -> str:
+    if not items:
+        return brackets
+    return brackets[0] + "\n" + ",\n".join(indent + x for x in items) + "\n" + close_indent + brackets[1]
 
 
 def main(argv: list[str]) -> int:

@@ -1,4 +1,9 @@
-"""The inputs of the rows-v1 conformance vectors (docs/rows-v1.md section 10); derive.py adds the expectations."""
+"""The inputs of the rows-v1 conformance vectors (docs/rows-v1.md section 10); derive.py adds the expectations.
+
+``bucket_cases`` lists a vector's own row-bucket cases of profile-v1 (section 12.4), each ``{"n": N, "key": [names]
+or None}``, beside the two every vector gets (no key, N = 8 and N = 1). A key is given in the order a user would
+write it, not sorted: the key line sorts it (section 12.2).
+"""
 
 from __future__ import annotations
 
@@ -61,6 +66,8 @@ VECTORS = [
     {
         "name": "scalars",
         "description": "one column of every scalar type, a null in each, an all-null row",
+        # a two-column key listed out of order, both with nulls (the all-null row's key line is {}); one with nulls
+        "bucket_cases": [{"n": 8, "key": ["s", "i8"]}, {"n": 8, "key": ["i64"]}],
         "columns": [
             {"name": "i8", "type": "int8"},
             {"name": "i16", "type": "int16"},
@@ -114,6 +121,8 @@ VECTORS = [
     {
         "name": "floats",
         "description": "NaN vs null, -0.0, infinities, Java layout edges, doubles where JDK 17 and JDK 19+ differ",
+        # every bit of u mod N at the largest N; a key of every column, whose key line is the row's own line
+        "bucket_cases": [{"n": 65536, "key": None}, {"n": 8, "key": ["x"]}],
         "columns": [{"name": "x", "type": "float64"}],
         "rows": [
             [F(v)]
@@ -176,6 +185,7 @@ VECTORS = [
     {
         "name": "decimals",
         "description": "BigDecimal.toString at the column scale: zero at large scales, tiny values, the extremes",
+        "bucket_cases": [{"n": 4, "key": ["d38_10"]}],
         "columns": [
             {"name": "d38_18", "type": "decimal(38,18)"},
             {"name": "d38_10", "type": "decimal(38,10)"},
@@ -200,6 +210,7 @@ VECTORS = [
     {
         "name": "decimals_small",
         "description": "small precisions and scale = precision: decimal(1,1), decimal(18,18), 38 fraction digits",
+        "bucket_cases": [{"n": 4, "key": ["d1_0"]}],
         "columns": [
             {"name": "d1_1", "type": "decimal(1,1)"},
             {"name": "d1_0", "type": "decimal(1,0)"},
@@ -226,6 +237,8 @@ VECTORS = [
         "name": "invalid_utf8",
         "folder": "bytes",
         "description": "string bytes that are not UTF-8 (section 4.1): one U+FFFD per maximal subpart, as Java",
+        # values whose bytes differ but read alike (ED A0 80, ED BF BF) are one key; null keys
+        "bucket_cases": [{"n": 16, "key": ["s"]}],
         "columns": [
             {"name": "s", "type": "string"},
             {"name": "m", "type": "map<string,int32>"},
@@ -246,6 +259,8 @@ VECTORS = [
     {
         "name": "text",
         "description": "awkward text and column names: escapes, emoji, U+2028, non-BMP names sorted by code point",
+        # code point order puts U+FF61 first, UTF-16 order the emoji; U+FF61 is null in one row
+        "bucket_cases": [{"n": 8, "key": ["\U0001f600", "\uff61"]}, {"n": 8, "key": ["s"]}],
         "columns": [
             {"name": "s", "type": "string"},
             {"name": "\uff61", "type": "int32"},
@@ -272,6 +287,8 @@ VECTORS = [
     {
         "name": "nested",
         "description": "list<struct<map<string,list<int64>>>>, map entry order, null elements and fields, map keys",
+        # maps equal but for insertion order are one key; a struct key
+        "bucket_cases": [{"n": 8, "key": ["m_int"]}, {"n": 8, "key": ["st"]}],
         "columns": [
             {"name": "c", "type": 'list<struct<"m":map<string,list<int64>>,"n":int32>>'},
             {"name": "m_int", "type": "map<int64,string>"},
@@ -307,6 +324,7 @@ VECTORS = [
     {
         "name": "map_keys",
         "description": "map keys of other types become their text; keys needing escapes; sorting by key text",
+        "bucket_cases": [{"n": 4, "key": ["by_bool"]}],
         "columns": [
             {"name": "by_date", "type": "map<date,int32>"},
             {"name": "by_float", "type": "map<float64,string>"},
@@ -328,6 +346,8 @@ VECTORS = [
     {
         "name": "timestamps",
         "description": "one instant given in several zones is one line; wall clocks never shift; microseconds",
+        # one instant in three zones is one key; every column, out of order, gives the buckets of no key
+        "bucket_cases": [{"n": 8, "key": ["ts"]}, {"n": 8, "key": ["ntz", "ts"]}],
         "columns": [{"name": "ts", "type": "timestamp"}, {"name": "ntz", "type": "timestamp_ntz"}],
         "rows": [
             [TS("2024-03-10T12:30:45.123456+00:00"), NTZ("2024-03-10T12:30:45.123456")],
@@ -340,13 +360,39 @@ VECTORS = [
     {
         "name": "empty",
         "description": "no rows: sums are zero, the hash still depends on the schema",
+        "bucket_cases": [{"n": 8, "key": ["id"]}],
         "columns": [{"name": "id", "type": "int64"}, {"name": "name", "type": "string"}],
         "rows": [],
     },
     {
         "name": "duplicates",
         "description": "two equal rows both count (a multiset, not a set)",
+        "bucket_cases": [{"n": 8, "key": ["id"]}],
         "columns": [{"name": "id", "type": "int64"}],
         "rows": [[1], [1], [2]],
+    },
+    {
+        "name": "profile_keys",
+        "description": "a natural key (region, day) for profile-v1 buckets; NaN and null counted apart (section 12)",
+        "columns": [
+            {"name": "region", "type": "string"},
+            {"name": "day", "type": "date"},
+            {"name": "id", "type": "int64"},
+            {"name": "amount", "type": "float64"},
+        ],
+        "rows": [
+            ["EU", {"date": "2024-01-01"}, 1, F("0.5")],
+            ["EU", {"date": "2024-01-01"}, 2, F("NaN")],
+            ["US", {"date": "2024-01-01"}, None, None],
+            [None, {"date": "2024-01-02"}, 3, F("-0.0")],
+            [None, None, 4, F("NaN")],
+            [None, None, 5, None],
+        ],
+        # the key listed as a user writes it: its line is {"day":"2024-01-01","region":"EU"} (section 12.2)
+        "bucket_cases": [
+            {"n": 2, "key": ["region", "day"]},
+            {"n": 256, "key": ["region", "day"]},
+            {"n": 8, "key": ["amount"]},
+        ],
     },
 ]

@@ -295,6 +295,7 @@ def _keys(text: str | None) -> list[str] | None:
     return keys
 
 
+_RECORDS_HELP = "Read records from here: a folder or a URL (s3://bucket/records); default $UBUNYE_RECORDS."
 _DATASET_HELP = "outputs.NAME or inputs.NAME (default: the changed output)."
 
 
@@ -306,6 +307,7 @@ def diff_command(
     usecase: Annotated[str | None, typer.Option("-u", "--usecase")] = None,
     package: Annotated[str | None, typer.Option("-p", "--package")] = None,
     task: Annotated[str | None, typer.Option("-t", "--task")] = None,
+    records: Annotated[str | None, typer.Option("--records", help=_RECORDS_HELP)] = None,
     dataset: Annotated[str | None, typer.Option("--dataset", help=_DATASET_HELP)] = None,
     key: Annotated[str | None, typer.Option("--key", help="Key columns, comma separated.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="At most N rows / cells per list.")] = 20,
@@ -343,8 +345,8 @@ def diff_command(
     else:
         if not (run_a and run_b):
             raise typer.BadParameter("give two runs (or --a and --b)", param_hint="RUN_A RUN_B")
-        ra = _resolve(run_a, usecase_dir, usecase, package, task).record
-        rb = _resolve(run_b, usecase_dir, usecase, package, task).record
+        ra = _resolve(run_a, usecase_dir, usecase, package, task, records).record
+        rb = _resolve(run_b, usecase_dir, usecase, package, task, records).record
         assert ra is not None and rb is not None
         report = diff_runs(ra, rb, dataset, keys, limit, engine)
     if as_json:

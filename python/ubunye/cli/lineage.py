@@ -31,7 +31,7 @@ from ubunye.lineage.compare import compare_records
 from ubunye.lineage.liveness import run_state
 from ubunye.lineage.record import RunRecord, printable
 from ubunye.lineage.redact import mask_text
-from ubunye.lineage.store import RecordStore, StoredRecord, instant, load_record, short_ids
+from ubunye.lineage.store import RecordStore, StoredRecord, instant, load_record, records_location, short_ids
 
 app = typer.Typer(
     name="lineage",
@@ -46,6 +46,14 @@ Usecase = Annotated[str | None, typer.Option("-u", "--usecase", help="Only runs 
 Package = Annotated[str | None, typer.Option("-p", "--package", help="Only runs of this package.")]
 Task = Annotated[str | None, typer.Option("-t", "--task", help="Only runs of this task.")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
+Records = Annotated[
+    str | None,
+    typer.Option(
+        "--records",
+        help="Read records from here: a folder or a URL fsspec opens (s3://bucket/records); default "
+        "$UBUNYE_RECORDS, else <usecase_dir>/.ubunye/lineage.",
+    ),
+]
 RUN_HELP = "A run id, a unique prefix of one, latest or latest~N (within -u/-p/-t), or a record .json file."
 Run = Annotated[str, typer.Argument(help=RUN_HELP, show_default=False)]
 
@@ -63,18 +71,24 @@ _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
-def _store(usecase_dir: Path) -> RecordStore:
+def _store(usecase_dir: Path, records: str | None = None) -> RecordStore:
+    """The store ``--records`` (else ``$UBUNYE_RECORDS``) names, else the usecase_dir's own."""
+    where = records_location(records)
+    if where is not None:
+        return RecordStore(records=where)
     if not usecase_dir.is_dir():
         msg = f"usecase dir {usecase_dir} does not exist (give -d <usecase_dir>)"
         raise RecordError(msg)
     return RecordStore(usecase_dir)
 
 
-def _resolve(ref: str, usecase_dir: Path, usecase: str | None, package: str | None, task: str | None) -> StoredRecord:
+def _resolve(
+    ref: str, usecase_dir: Path, usecase: str | None, package: str | None, task: str | None, records: str | None = None
+) -> StoredRecord:
     """A record file path, else a run of the store named by id, prefix or latest~N."""
     if ref.endswith(".json") and Path(ref).is_file():
         return StoredRecord(Path(ref).resolve(), load_record(ref))
-    return _store(usecase_dir).resolve(ref, usecase, package, task)
+    return _store(usecase_dir, records).resolve(ref, usecase, package, task)
 
 
 def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime:
@@ -153,8 +167,9 @@ def list_runs(
         str | None, typer.Option("--since", help="Only runs started at or after this time: 2026-12-01, ...Z, 36h, 7d.")
     ] = None,
     as_json: Json = False,
+    records: Records = None,
 ) -> None:
-    """Every run under the usecase dir, newest first, whichever entry point wrote it.
+    """Every run under the usecase dir (or --records), newest first, whichever entry point wrote it.
 
     The status column shows the state: a running record whose process is gone (killed, out of memory) is
     interrupted; --status filters on it. A file that is not a valid record (corrupt JSON, a field of the wrong
@@ -163,23 +178,27 @@ def list_runs(
 
     Example: ubunye lineage list -d examples -u shop -p daily -t revenue -n 5 --since 7d
     """
-    store = _store(usecase_dir)
+    store = _store(usecase_dir, records)
     cutoff = parse_since(since) if since is not None else None
-    entries = store.entries(usecase, package, task)
-    everything = entries if (usecase, package, task) == (None, None, None) else store.entries()
-    short = short_ids(e.path.stem for e in everything)
     shown: list[tuple[StoredRecord, str]] = []
     problems = []
-    for e in reversed(entries):
-        if e.record is None:
-            problems.append(e)
-            continue
-        state = run_state(e.record)
-        if status is not None and state != status:
-            continue
-        if cutoff is not None and (instant(e.record.started_at) is None or instant(e.record.started_at) < cutoff):
-            continue
-        shown.append((e, state))
+    entries = False
+    with store.frozen():  # one listing of the store serves the short ids and the runs shown
+        short = short_ids(store.run_ids())  # from the listing alone: no record is read for it
+        for e in store.newest(usecase, package, task):
+            entries = True
+            if limit and len(shown) >= limit and store.remote:  # the keys sort by time: read no more than shown
+                break
+            if e.record is None:
+                problems.append(e)
+                continue
+            state = run_state(e.record)
+            if status is not None and state != status:
+                continue
+            started = instant(e.record.started_at)
+            if cutoff is not None and (started is None or started < cutoff):
+                continue
+            shown.append((e, state))
     shown = shown[:limit] if limit else shown
     rows = [_row(e, short, state) for e, state in shown] + [_row(e, short) for e in problems]
     for e in problems:
@@ -191,7 +210,8 @@ def list_runs(
     if not rows:
         out.print(f"no runs under {printable(str(store.root))}" + (" matching the filters" if entries else ""))
         return
-    t = Table(title=f"runs under {printable(str(store.usecase_dir))}, newest first", title_justify="left")
+    under = store.usecase_dir if not store.remote and store.usecase_dir is not None else store.root
+    t = Table(title=f"runs under {printable(str(under))}, newest first", title_justify="left")
     for col in ("run", "task", "status", "started", "duration", "output rows", "hash"):
         t.add_column(col, overflow="fold")
     for row in rows:
@@ -205,8 +225,8 @@ def list_runs(
     out.print(t)
 
 
-def _show(run: str, usecase_dir: Path, usecase, package, task, as_json: bool, full: bool) -> None:
-    found = _resolve(run, usecase_dir, usecase, package, task)
+def _show(run: str, usecase_dir: Path, usecase, package, task, as_json: bool, full: bool, records=None) -> None:
+    found = _resolve(run, usecase_dir, usecase, package, task, records)
     record: RunRecord = found.record  # type: ignore[assignment]
     state = run_state(record)
     if as_json:
@@ -224,6 +244,7 @@ def show(
     package: Package = None,
     task: Task = None,
     as_json: Json = False,
+    records: Records = None,
 ) -> None:
     """One run in brief: status, timings, inputs and outputs with row counts and hashes, the error if it failed.
 
@@ -233,7 +254,7 @@ def show(
 
     Example: ubunye lineage show latest -d examples -u shop -p daily -t revenue
     """
-    _show(run, usecase_dir, usecase, package, task, as_json, full=False)
+    _show(run, usecase_dir, usecase, package, task, as_json, full=False, records=records)
 
 
 @command()
@@ -245,13 +266,14 @@ def trace(
     package: Package = None,
     task: Task = None,
     as_json: Json = False,
+    records: Records = None,
 ) -> None:
     """Everything a run's record holds: datasets with full hashes, schemas and hash errors, expectations, timings,
     code_hash, config_hash, environment, template variables, the config and the error of a failed run.
 
     Example: ubunye lineage trace 20261202T0943 -d examples
     """
-    _show(run, usecase_dir, usecase, package, task, as_json, full=True)
+    _show(run, usecase_dir, usecase, package, task, as_json, full=True, records=records)
 
 
 @command()
@@ -264,6 +286,7 @@ def compare(
     package: Package = None,
     task: Task = None,
     as_json: Json = False,
+    records: Records = None,
 ) -> None:
     """Did two runs produce the same data, and if not, what moved: code, config, template variables, inputs,
     environment (packages named old -> new). Expectations whose outcome changed and timings are shown too.
@@ -278,8 +301,8 @@ def compare(
 
     Example: ubunye lineage compare latest~1 latest -d examples -u shop -p daily -t revenue
     """
-    a = _resolve(run_a, usecase_dir, usecase, package, task).record
-    b = _resolve(run_b, usecase_dir, usecase, package, task).record
+    a = _resolve(run_a, usecase_dir, usecase, package, task, records).record
+    b = _resolve(run_b, usecase_dir, usecase, package, task, records).record
     assert a is not None and b is not None
     states = (run_state(a), run_state(b))
     result = compare_records(a, b, states)

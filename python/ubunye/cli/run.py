@@ -17,6 +17,14 @@ Dt = Annotated[str | None, typer.Option("-dt", "--dt", help="Template variable d
 Dtf = Annotated[str | None, typer.Option("-dtf", "--dtf", help="Template variable dtf.")]
 Mode = Annotated[str | None, typer.Option("-m", "--mode", help="Template variable mode; selects ENGINE.profiles.")]
 Engine = Annotated[str | None, typer.Option("--engine", help="spark, pandas or polars (default: ENGINE.backend).")]
+Records = Annotated[
+    str | None,
+    typer.Option(
+        "--records",
+        help="Where records go: a folder or a URL fsspec opens (s3://bucket/records); default $UBUNYE_RECORDS, "
+        "else <usecase_dir>/.ubunye/lineage.",
+    ),
+]
 Lineage = Annotated[
     bool | None, typer.Option("--lineage/--no-lineage", help="Record the run (default: as config.yaml's monitors say).")
 ]
@@ -33,8 +41,10 @@ def run(
     mode: Mode = None,
     engine: Engine = None,
     lineage: Lineage = None,
+    records: Records = None,
 ) -> None:
-    """Run tasks; each run's record lands in <usecase_dir>/.ubunye/lineage/<usecase>/<package>/<task>/."""
+    """Run tasks; each run's record lands in <records>/<usecase>/<package>/<task>/ (by default <records> is
+    <usecase_dir>/.ubunye/lineage)."""
     from ubunye.config.model import BACKENDS
     from ubunye.runner import run_pipeline
 
@@ -51,6 +61,7 @@ def run(
         engine=engine,
         lineage=lineage,
         entry_point="cli",
+        records=records,
     )
     for result in results:
         ctx = result.context

@@ -260,8 +260,15 @@ def _monitors(path: Path, raw: Any) -> list[MonitorConfig]:
             if "sample_fraction" in params:
                 check.number(path, f"{pkey}.sample_fraction", params["sample_fraction"])
                 log.warning("%s: %s.sample_fraction is deprecated and ignored: every row is hashed", path, pkey)
+        elif kind == "openlineage":  # ubunye.lineage.openlineage.OpenLineageMonitor
+            check.known(path, pkey, params, {"namespace", "transport", "table_namespace"})
+            for name in ("namespace", "table_namespace"):
+                if name in params:
+                    check.string(path, f"{pkey}.{name}", params[name])
+            if "transport" in params:
+                check.mapping(path, f"{pkey}.transport", params["transport"])
         elif not re.fullmatch(r"[\w.]+:[\w.]+", kind):  # module:Class monitors get their params untouched
-            raise check.fail(path, key, f"unknown monitor {kind[:60]!r} (use lineage or module:Class)")
+            raise check.fail(path, key, f"unknown monitor {kind[:60]!r} (use lineage, openlineage or module:Class)")
         out.append(MonitorConfig(kind, dict(params)))
     return out
 

@@ -11,5 +11,16 @@ from __future__ import annotations
 
 from ubunye.hashing.digest import HASH_METHOD, FrameHash
 from ubunye.hashing.frame import canonical_lines, hash_frame
+from ubunye.hashing.profile import PROFILE_METHOD, Buckets, ColumnProfile, FrameProfile, profile_frame
 
-__all__ = ["HASH_METHOD", "FrameHash", "canonical_lines", "hash_frame"]
+__all__ = [
+    "HASH_METHOD",
+    "PROFILE_METHOD",
+    "Buckets",
+    "ColumnProfile",
+    "FrameHash",
+    "FrameProfile",
+    "canonical_lines",
+    "hash_frame",
+    "profile_frame",
+]

@@ -17,6 +17,7 @@ from ubunye.hashing.dictionaries import decode_dictionary
 from ubunye.hashing.numbers import format_decimals, format_floats
 from ubunye.hashing.temporal import format_dates, format_timestamps
 from ubunye.hashing.text import as_text, escaped, json_string, json_strings
+from ubunye.hashing.types import is_binary, is_list_view, is_string
 
 _SKIP_NULLS = pc.JoinOptions(null_handling="replace", null_replacement="")
 
@@ -89,7 +90,7 @@ def _views_as_list(arr: pa.Array) -> pa.LargeListArray:
 def _list(arr: pa.Array, path: str) -> pa.Array:
     if len(arr) == 0:
         return pa.array([], pa.string())  # never read the offsets of an empty array (see _referenced)
-    if pa.types.is_list_view(arr.type) or pa.types.is_large_list_view(arr.type):
+    if is_list_view(arr.type):
         arr = _views_as_list(arr)
     elif pa.types.is_fixed_size_list(arr.type):
         arr = arr.cast(pa.large_list(arr.type.value_type))
@@ -104,7 +105,7 @@ def _list(arr: pa.Array, path: str) -> pa.Array:
 
 def _key_text(keys: pa.Array, path: str) -> pa.Array:
     """Map key text (section 6): the key's canonical JSON, unquoted when it is a JSON string."""
-    if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type) or pa.types.is_string_view(keys.type):
+    if is_string(keys.type):
         return as_text(keys)  # invalid UTF-8 read as section 4.1 says, before the keys are sorted
     enc = encode_array(keys, path)
     # Non-string keys that encode as JSON strings (binary, date, timestamps, NaN) hold no escapes.
@@ -159,14 +160,9 @@ def encode_array(arr: pa.Array, path: str) -> pa.Array:
         return format_floats(arr)
     if pa.types.is_decimal(t):
         return format_decimals(arr)
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+    if is_string(t):
         return json_strings(as_text(arr))
-    if (
-        pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_binary_view(t)
-        or pa.types.is_fixed_size_binary(t)
-    ):
+    if is_binary(t):
         return _binary(arr)
     if pa.types.is_date(t):
         return format_dates(arr)
@@ -185,7 +181,7 @@ def encode_batch(batch: pa.RecordBatch) -> pa.Array:
     quoted = set()
     for i in range(batch.num_columns):
         column, t = batch.column(i), batch.schema.types[i]
-        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        if is_string(t):
             values.append(escaped(as_text(column)))  # quoted by the row join below
             quoted.add(i)
         else:

@@ -11,6 +11,52 @@ from ubunye.exceptions import HashError
 from ubunye.hashing.text import json_string
 
 
+def _never(_t: pa.DataType) -> bool:
+    return False
+
+
+# The view types came with pyarrow 16; an older pyarrow has no such type, so no value of one can reach it.
+_is_string_view = getattr(pa.types, "is_string_view", _never)
+_is_binary_view = getattr(pa.types, "is_binary_view", _never)
+_is_list_view = getattr(pa.types, "is_list_view", _never)
+_is_large_list_view = getattr(pa.types, "is_large_list_view", _never)
+
+
+def is_string(t: pa.DataType) -> bool:
+    """Whether ``t`` is one of Arrow's string types (``string``, ``large_string``, ``string_view``): section 4.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> is_string(pa.large_string()), is_string(pa.binary())
+        (True, False)
+    """
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t)
+
+
+def is_binary(t: pa.DataType) -> bool:
+    """Whether ``t`` is one of Arrow's binary types (plain, large, view, fixed size): rows-v1 ``binary``.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> is_binary(pa.binary(4)), is_binary(pa.string())
+        (True, False)
+    """
+    return (
+        pa.types.is_binary(t) or pa.types.is_large_binary(t) or _is_binary_view(t) or pa.types.is_fixed_size_binary(t)
+    )
+
+
+def is_list_view(t: pa.DataType) -> bool:
+    """Whether ``t`` is a ``list_view`` or ``large_list_view`` (pyarrow 16 and later), read slot by slot.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> is_list_view(pa.list_(pa.int64()))
+        False
+    """
+    return _is_list_view(t) or _is_large_list_view(t)
+
+
 def _where(path: str) -> str:
     return f"column {path!r}" if "." not in path and "[" not in path else f"field {path!r}"
 
@@ -58,14 +104,9 @@ def type_name(t: pa.DataType, path: str) -> str:
         return "float64"
     if pa.types.is_floating(t):
         raise _unsupported(path, t, "half floats have no rows-v1 type; cast to float32")
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+    if is_string(t):
         return "string"
-    if (
-        pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_binary_view(t)
-        or pa.types.is_fixed_size_binary(t)
-    ):
+    if is_binary(t):
         return "binary"
     if pa.types.is_date(t):
         return "date"
@@ -83,13 +124,7 @@ def type_name(t: pa.DataType, path: str) -> str:
         key = type_name(t.key_type, path + "{key}")
         value = type_name(t.item_type, path + "{value}")
         return f"map<{key},{value}>"
-    if (
-        pa.types.is_list(t)
-        or pa.types.is_large_list(t)
-        or pa.types.is_fixed_size_list(t)
-        or pa.types.is_list_view(t)
-        or pa.types.is_large_list_view(t)
-    ):
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or is_list_view(t):
         return f"list<{type_name(t.value_type, path + '[]')}>"
     if pa.types.is_struct(t):
         names = [t.field(i).name for i in range(t.num_fields)]

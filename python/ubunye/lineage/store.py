@@ -1,7 +1,19 @@
 """The record store: the ONE place that knows where a run record lives, and the one reader of record files.
 
-``<usecase_dir>/.ubunye/lineage/<usecase>/<package>/<task>/<run_id>.json``, written atomically (a temporary
-file in the same folder, then a rename), so a crash never leaves half a JSON file.
+``<root>/<usecase>/<package>/<task>/<run_id>.json``. The root is ``<usecase_dir>/.ubunye/lineage`` unless one
+setting says otherwise (:func:`records_location`: ``records=``, ``--records``, ``UBUNYE_RECORDS``): another local
+folder (``/Volumes/...``, ``/dbfs/...``, ``file://``) or any URL fsspec opens (``s3://``, ``gs://``, ``abfs://``).
+
+In a local folder a record is written atomically (a temporary file in the same folder, then a rename), so a
+crash never leaves half a JSON file. Object stores have no rename: there every state of a run is its own
+write-once object, created whole by one PUT (create-only where the store supports it), and the final one has the
+record's name (docs/tasks-and-records.md, "Records in object stores")::
+
+    <root>/<usecase>/<package>/<task>/.running/<run_id>/<sequence>.json   # start and checkpoints (running)
+    <root>/<usecase>/<package>/<task>/<run_id>.json                        # the end: success or failed
+
+A reader takes a run's final object if there is one, else its newest running one; the running objects are
+deleted once the final one is written.
 
 Readers never trust a file: :func:`load_record` refuses, naming the file (and the field), a file over 64 MiB or
 not a regular file, bytes that are not UTF-8, text that is not JSON, nesting deeper than 100 levels, a key given
@@ -21,10 +33,21 @@ Example:
     >>> _ = (path.parent / "r2.json").write_text('{"run_id": "r2", "status": "running", "usecase": 1}')
     >>> [e.problem.split(": ", 1)[1] for e in store.entries() if e.problem]
     ['usecase: expected str, got int']
+
+The same on an object store (here fsspec's in-memory filesystem; ``s3://bucket/records`` works alike):
+
+    >>> remote = RecordStore(records="memory://doc-store/records")
+    >>> running = RunRecord(run_id="r1", usecase="u", package="p", task="t")
+    >>> str(remote.write(running)).rsplit("/", 1)[0]
+    'memory://doc-store/records/u/p/t/.running/r1'
+    >>> running.status = "success"
+    >>> str(remote.write(running)), [e.record.status for e in remote.entries()]
+    ('memory://doc-store/records/u/p/t/r1.json', ['success'])
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import glob
 import json
@@ -32,21 +55,69 @@ import os
 import re
 import stat
 import tempfile
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ubunye.exceptions import RecordError
 from ubunye.lineage.record import MalformedRecord, RunRecord, printable, unsafe_name
 
+if TYPE_CHECKING:
+    from ubunye.lineage.remote import RemoteFiles
+
 LINEAGE_DIR = Path(".ubunye") / "lineage"
+#: The environment variable naming where records go when neither ``records=`` nor ``--records`` does.
+RECORDS_ENV = "UBUNYE_RECORDS"
+#: In an object store, the folder (inside a task's) holding the running states of runs not yet ended. A name
+#: starting with "." is never a run id, so it cannot be mistaken for a record.
+RUNNING_DIR = ".running"
 _LATEST = re.compile(r"^latest(?:~(\d+))?$")
 _EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
 #: The largest record file read (a real one is a few kilobytes; a config is at most 4 MiB).
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 #: The deepest nesting of objects and lists a record may have (a config nests at most 64 levels).
 MAX_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class RecordURL:
+    """Where a record sits in an object store: ``str()`` is the URL of the object holding it.
+
+    ``name``, ``stem`` and ``parts`` describe the record as the layout names it (``<run_id>.json`` in its task's
+    folder), also when the object is a running state (``.running/<run_id>/<sequence>.json``).
+
+    Example:
+        >>> where = RecordURL("s3://b/records/u/p/t/r1.json", "u", "p", "t", "r1")
+        >>> str(where), where.stem, where.parts
+        ('s3://b/records/u/p/t/r1.json', 'r1', ('u', 'p', 't', 'r1.json'))
+    """
+
+    url: str
+    usecase: str
+    package: str
+    task: str
+    run_id: str
+
+    def __str__(self) -> str:
+        return self.url
+
+    @property
+    def name(self) -> str:
+        """``<run_id>.json``."""
+        return f"{self.run_id}.json"
+
+    @property
+    def stem(self) -> str:
+        """The run id."""
+        return self.run_id
+
+    @property
+    def parts(self) -> tuple[str, str, str, str]:
+        """``(usecase, package, task, name)``."""
+        return self.usecase, self.package, self.task, self.name
 
 
 @dataclass(frozen=True)
@@ -57,21 +128,115 @@ class StoredRecord:
     (``outputs[1].row_count``), None when the file as a whole is (not JSON, too large, ...).
     """
 
-    path: Path
+    path: Path | RecordURL
     record: RunRecord | None = None
     problem: str | None = None
     field: str | None = None
 
 
-class RecordStore:
-    """Run records of one usecase_dir."""
+def records_location(records: str | Path | None = None) -> str | Path | None:
+    """Where records go, the one setting: ``records`` if given, else ``$UBUNYE_RECORDS``, else None (the
+    usecase_dir's own store, ``<usecase_dir>/.ubunye/lineage``).
 
-    def __init__(self, usecase_dir: str | Path) -> None:
-        self.usecase_dir = Path(usecase_dir).resolve()
-        self.root = self.usecase_dir / LINEAGE_DIR
+    Example:
+        >>> records_location("s3://bucket/records")
+        's3://bucket/records'
+    """
+    if records is not None and str(records).strip():
+        return records
+    return os.environ.get(RECORDS_ENV, "").strip() or None
+
+
+class RecordStore:
+    """Run records of one usecase_dir, or of a records root shared by many (a folder or an fsspec URL).
+
+    Args:
+        usecase_dir: the default root is ``<usecase_dir>/.ubunye/lineage``.
+        records: another root: a local path, ``file://`` URL or any URL fsspec opens (``s3://bucket/records``).
+        storage_options: for an fsspec URL, passed to its filesystem (``endpoint_url``, ``profile``...);
+            credentials otherwise come from the implementation's usual chain (environment, profile, instance
+            role). Never written into a record or printed.
+
+    Raises:
+        RecordError: neither is given; the URL's scheme is unknown or its filesystem is not installed (one line
+            naming the URL and the extra to install).
+    """
+
+    def __init__(
+        self,
+        usecase_dir: str | Path | None = None,
+        *,
+        records: str | Path | None = None,
+        storage_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.usecase_dir = Path(usecase_dir).resolve() if usecase_dir is not None else None
+        self._remote: RemoteFiles | None = None
+        self._listing: list[_Candidate] | None = None  # the whole store's, while frozen()
+        self._frozen = False
+        self.root: Path | str
+        if records is None or not str(records).strip():
+            if self.usecase_dir is None:
+                raise RecordError("a record store needs a usecase_dir or a records location")
+            self.root = self.usecase_dir / LINEAGE_DIR
+            return
+        local = _local_root(str(records))
+        if local is not None:
+            self.root = local
+            return
+        from ubunye.lineage.remote import RemoteFiles
+
+        self._remote = RemoteFiles(str(records), storage_options)
+        self.root = self._remote.shown
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[RecordStore]:
+        """Within the block, the store is listed at most once: one reader command (a list, a compare) sees one
+        listing, and an object store is not listed again for each question asked of it.
+
+        Example:
+            >>> store = RecordStore(records="memory://doc-frozen/records")
+            >>> _ = store.write(RunRecord(run_id="r1", usecase="u", package="p", task="t", status="success"))
+            >>> with store.frozen():
+            ...     store.run_ids(), [e.record.run_id for e in store.newest("u", "p", "t")]
+            (['r1'], ['r1'])
+        """
+        self._listing = None
+        self._frozen = True
+        try:
+            yield self
+        finally:
+            self._frozen, self._listing = False, None
+
+    @property
+    def remote(self) -> bool:
+        """True for an object store: every record read is a request, so readers load only what they show."""
+        return self._remote is not None
+
+    def check(self) -> None:
+        """Fail now, before a run writes anything, if the store cannot be reached (object stores; a local folder
+        is checked by the first write).
+
+        Raises:
+            RecordError: naming the store and why (network, credentials, a missing bucket).
+        """
+        if self._remote is not None:
+            self._remote.check()
+
+    def path(self, usecase: str, package: str, task: str, run_id: str) -> Path | RecordURL:
+        """Where the final record of one run is (or will be) stored."""
+        folder = self.folder(usecase, package, task)
+        _plain("run_id", run_id, (usecase, package, task))
+        if self._remote is not None:
+            url = self._remote.url_of(_final_key(usecase, package, task, run_id))
+            return RecordURL(url, usecase, package, task, run_id)
+        return folder / f"{run_id}.json"
+
+    def path_of(self, record: RunRecord) -> Path | RecordURL:
+        """Where ``record`` is stored."""
+        return self.path(record.usecase, record.package, record.task, record.run_id)
 
     def folder(self, usecase: str, package: str, task: str) -> Path:
-        """The folder holding every record of one task.
+        """The folder holding every record of one task (in an object store: its path under the root).
 
         Raises:
             RecordError: a part is not a plain name (:func:`~ubunye.lineage.record.unsafe_name`: ``..``, a
@@ -79,27 +244,25 @@ class RecordStore:
         """
         for name, part in (("usecase", usecase), ("package", package), ("task", task)):
             _plain(name, part, (usecase, package, task))
-        return self.root / usecase / package / task
+        if self._remote is not None:
+            return Path(usecase, package, task)
+        return Path(self.root) / usecase / package / task
 
-    def path(self, usecase: str, package: str, task: str, run_id: str) -> Path:
-        """Where the record of one run is (or will be) stored."""
-        folder = self.folder(usecase, package, task)
-        _plain("run_id", run_id, (usecase, package, task))
-        return folder / f"{run_id}.json"
-
-    def path_of(self, record: RunRecord) -> Path:
-        """Where ``record`` is stored."""
-        return self.path(record.usecase, record.package, record.task, record.run_id)
-
-    def write(self, record: RunRecord) -> Path:
+    def write(self, record: RunRecord) -> Path | RecordURL:
         """Write (or replace) a record atomically; returns its path.
+
+        In an object store, a running record becomes a new object under ``.running/<run_id>/`` each time and
+        the final one (success or failed) ``<run_id>.json``, written once; the running objects are then deleted.
 
         Raises:
             RecordError: the record is one :func:`load_record` would refuse (checked before anything is
-                written, so a record on disk is never replaced by one nobody can read).
+                written, so a record on disk is never replaced by one nobody can read); in an object store,
+                also a write the store refused or a final record already there.
         """
         target = self.path_of(record)
         text = json.dumps(record.to_dict(), indent=2, sort_keys=False, default=str) + "\n"
+        if isinstance(target, RecordURL):
+            return self._write_remote(record, text, target)
         _readable(text, target)
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{record.run_id}.", suffix=".tmp", dir=target.parent)
@@ -114,6 +277,22 @@ class RecordStore:
             raise
         return target
 
+    def _write_remote(self, record: RunRecord, text: str, target: RecordURL) -> RecordURL:
+        assert self._remote is not None
+        identity = (record.usecase, record.package, record.task, record.run_id)
+        _check_identity(RunRecord.from_dict(_parse(text, target), str(target)), target, identity)
+        data = text.encode("utf-8")
+        if len(data) > MAX_RECORD_BYTES:
+            raise RecordError(_too_large(str(target), len(data)))
+        if record.status == "running":
+            key = _running_key(*identity, _next_sequence())
+            self._remote.put(key, data)
+            return RecordURL(self._remote.url_of(key), *identity)
+        self._remote.put(_final_key(*identity), data)
+        # Only once the final object is there: a reader finding both takes the final one.
+        self._remote.remove("/".join((*identity[:3], RUNNING_DIR, record.run_id)))
+        return target
+
     def entries(
         self, usecase: str | None = None, package: str | None = None, task: str | None = None
     ) -> list[StoredRecord]:
@@ -122,8 +301,27 @@ class RecordStore:
 
         Temporary files of writes in progress (hidden files) are skipped.
         """
-        out = [load_entry(p) for p in self._files(usecase, package, task)]
+        out = [self._load(c) for c in self._candidates(usecase, package, task)]
         return sorted(out, key=_start_key)
+
+    def newest(
+        self, usecase: str | None = None, package: str | None = None, task: str | None = None
+    ) -> Iterator[StoredRecord]:
+        """The stored records newest first, each loaded only when the iteration reaches it.
+
+        In a local folder this is :meth:`entries` reversed (by start time). In an object store the order is
+        that of the run ids, which sort by start time (``new_run_id``): the keys are listed once and a record
+        is read only when reached, so showing the newest 10 of 10,000 runs reads 10 objects.
+        """
+        if self._remote is None:
+            yield from reversed(self.entries(usecase, package, task))
+            return
+        for c in sorted(self._candidates(usecase, package, task), key=lambda c: (c.run_id, c.identity), reverse=True):
+            yield self._load(c)
+
+    def run_ids(self, usecase: str | None = None, package: str | None = None, task: str | None = None) -> list[str]:
+        """The run ids of the store (filtered by identity), from the listing alone: nothing is read."""
+        return sorted(c.run_id for c in self._candidates(usecase, package, task))
 
     def records(
         self, usecase: str | None = None, package: str | None = None, task: str | None = None
@@ -133,9 +331,12 @@ class RecordStore:
 
     def load(self, run_id: str) -> RunRecord:
         """The record with this run_id (anywhere in the store)."""
-        for path in self._files(None, None, None):
-            if path.stem == run_id:
-                return load_record(path)
+        for c in self._candidates(None, None, None):
+            if c.run_id == run_id:
+                found = self._load(c)
+                if found.record is None:
+                    raise RecordError(found.problem or f"{found.path}: cannot load run record")
+                return found.record
         msg = f"no run record {run_id!r} under {self.root}"
         raise RecordError(msg)
 
@@ -144,8 +345,9 @@ class RecordStore:
     ) -> StoredRecord:
         """The one stored record ``ref`` names among the runs of a task (or of the whole store).
 
-        ``ref`` is a run id, a unique prefix of one, ``latest`` (the newest run by start time) or ``latest~N``
-        (N runs before it). ``latest`` needs the filters to select runs of a single task.
+        ``ref`` is a run id, a unique prefix of one, ``latest`` (the newest run by start time; in an object
+        store, by run id, which sorts by start time) or ``latest~N`` (N runs before it). ``latest`` needs the
+        filters to select runs of a single task. In an object store only the record named is read.
 
         Raises:
             RecordError: nothing matches, the prefix is ambiguous (the candidates are named), ``latest`` spans
@@ -160,47 +362,185 @@ class RecordStore:
             >>> store.resolve("latest~1").record.run_id, store.resolve("20261202").record.run_id
             ('20261201T0200-a', '20261202T0200-b')
         """
-        entries = self.entries(usecase, package, task)
+        candidates = self._candidates(usecase, package, task)
         where = "/".join(x or "*" for x in (usecase, package, task))
-        if not entries:
+        if not candidates:
             msg = f"no run records for {where} under {self.root}"
             raise RecordError(msg)
         latest = _LATEST.match(ref)
         if latest:
-            tasks = sorted({"/".join(e.path.parts[-4:-1]) for e in entries})
+            tasks = sorted({"/".join(c.identity) for c in candidates})
             if len(tasks) > 1:
                 msg = f"{ref!r} needs one task, but {where} has runs of {len(tasks)}: {', '.join(tasks[:5])}"
                 msg += " (give -u/-p/-t)"
                 raise RecordError(msg)
             back = int(latest.group(1) or 0)
-            if back >= len(entries):
-                msg = f"{ref!r}: {tasks[0]} has only {len(entries)} run(s)"
+            if back >= len(candidates):
+                msg = f"{ref!r}: {tasks[0]} has only {len(candidates)} run(s)"
                 raise RecordError(msg)
-            found = entries[-1 - back]
+            if self._remote is None:
+                found = sorted((self._load(c) for c in candidates), key=_start_key)[-1 - back]
+            else:
+                found = self._load(sorted(candidates, key=lambda c: c.run_id)[-1 - back])
         else:
-            exact = [e for e in entries if e.path.stem == ref]
-            found_all = exact or [e for e in entries if ref and e.path.stem.startswith(ref)]
+            exact = [c for c in candidates if c.run_id == ref]
+            found_all = exact or [c for c in candidates if ref and c.run_id.startswith(ref)]
             if not found_all:
                 msg = f"no run {ref!r} among the runs of {where} under {self.root}"
                 raise RecordError(msg)
             if len(found_all) > 1:
-                names = ", ".join(e.path.stem for e in found_all[:5]) + (", ..." if len(found_all) > 5 else "")
+                ids = sorted(c.run_id for c in found_all)
+                names = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
                 msg = f"run id prefix {ref!r} is ambiguous: {len(found_all)} runs match ({names})"
                 raise RecordError(msg)
-            found = found_all[0]
+            found = self._load(found_all[0])
         if found.record is None:
             raise RecordError(found.problem or f"{found.path}: cannot load run record")
         return found
 
-    def _files(self, usecase: str | None, package: str | None, task: str | None) -> Iterator[Path]:
+    def _candidates(self, usecase: str | None, package: str | None, task: str | None) -> list[_Candidate]:
+        """One entry per run (its final record, else its newest running state), from a listing alone."""
         for name, part in (("usecase", usecase), ("package", package), ("task", task)):
             if part is not None:  # a filter of ".." would otherwise list files outside the store
                 _plain(name, part, tuple(x or "*" for x in (usecase, package, task)))  # type: ignore[arg-type]
-        if not self.root.is_dir():
+        if self._frozen:
+            if self._listing is None:
+                self._listing = self._list(None, None, None)
+            wanted = (usecase, package, task)
+            return [
+                c for c in self._listing if all(w is None or w == h for w, h in zip(wanted, c.identity, strict=True))
+            ]
+        return self._list(usecase, package, task)
+
+    def _list(self, usecase: str | None, package: str | None, task: str | None) -> list[_Candidate]:
+        if self._remote is None:
+            out = []
+            for p in self._files(usecase, package, task):
+                out.append(_Candidate((p.parts[-4], p.parts[-3], p.parts[-2]), p.stem, p, p.as_posix()))
+            return out
+        wanted = (usecase, package, task)
+        prefix = "/".join(x for x in _leading(wanted))
+        runs: dict[tuple[str, str, str, str], tuple[str, str]] = {}  # identity+run -> (rank, key)
+        for key in self._remote.find(prefix):
+            parsed = _parse_key(key)
+            if parsed is None or any(w is not None and w != have for w, have in zip(wanted, parsed[:3], strict=False)):
+                continue
+            ident, rank = parsed[:4], parsed[4]
+            if ident not in runs or rank > runs[ident][0]:
+                runs[ident] = (rank, key)
+        return [
+            _Candidate(ident[:3], ident[3], RecordURL(self._remote.url_of(key), *ident), key)
+            for ident, (_, key) in runs.items()
+        ]
+
+    def _load(self, c: _Candidate) -> StoredRecord:
+        """Load one candidate, its identity checked against its place in the layout."""
+        if self._remote is None:
+            assert isinstance(c.path, Path)
+            entry = load_entry(c.path)
+            if entry.record is None:
+                return entry
+            try:
+                _check_identity(entry.record, c.path, (*c.identity, c.run_id))
+            except MalformedRecord as exc:
+                return StoredRecord(c.path, None, str(exc), exc.field)
+            return entry
+        shown = str(c.path)
+        try:
+            data = self._remote.read(c.key, MAX_RECORD_BYTES)
+            if len(data) > MAX_RECORD_BYTES:
+                raise RecordError(_too_large(printable(shown), len(data)))
+            record = RunRecord.from_dict(_parse(_decode(data, printable(shown)), c.path), shown)
+            _check_identity(record, c.path, (*c.identity, c.run_id))
+        except MalformedRecord as exc:
+            return StoredRecord(c.path, None, str(exc), exc.field)
+        except RecordError as exc:
+            return StoredRecord(c.path, None, str(exc))
+        return StoredRecord(c.path, record)
+
+    def _files(self, usecase: str | None, package: str | None, task: str | None) -> Iterator[Path]:
+        root = Path(self.root)
+        if not root.is_dir():
             return iter(())
         # A name is a name, not a pattern: "[u]" must not match the usecase "u".
         pattern = "/".join(glob.escape(x) if x else "*" for x in (usecase, package, task)) + "/*.json"
-        return (p for p in self.root.glob(pattern) if not p.name.startswith("."))
+        return (p for p in root.glob(pattern) if not p.name.startswith("."))
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A run found by listing: its identity, run id, where it is shown and (object stores) its key."""
+
+    identity: tuple[str, str, str]
+    run_id: str
+    path: Path | RecordURL
+    key: str
+
+
+_SEQUENCE_LOCK = threading.Lock()
+_last_sequence = 0
+
+
+def _next_sequence() -> str:
+    """A number greater than any this process gave before (nanoseconds since the epoch, never repeated), so a
+    run's running states sort in the order they were written."""
+    global _last_sequence
+    with _SEQUENCE_LOCK:
+        _last_sequence = max(time.time_ns(), _last_sequence + 1)
+        return f"{_last_sequence:020d}"
+
+
+def _final_key(usecase: str, package: str, task: str, run_id: str) -> str:
+    return f"{usecase}/{package}/{task}/{run_id}.json"
+
+
+def _running_key(usecase: str, package: str, task: str, run_id: str, sequence: str) -> str:
+    return f"{usecase}/{package}/{task}/{RUNNING_DIR}/{run_id}/{sequence}.json"
+
+
+#: How a reader ranks the objects of one run: any final record above every running state.
+_FINAL_RANK = "~final"
+
+
+def _parse_key(key: str) -> tuple[str, str, str, str, str] | None:
+    """``(usecase, package, task, run_id, rank)`` of an object of the layout, None for anything else."""
+    parts = key.split("/")
+    if len(parts) == 4 and parts[3].endswith(".json"):
+        run_id = parts[3][: -len(".json")]
+        names = (*parts[:3], run_id)
+        rank = _FINAL_RANK
+    elif len(parts) == 6 and parts[3] == RUNNING_DIR and parts[5].endswith(".json") and parts[5][:-5].isdigit():
+        names = (*parts[:3], parts[4])
+        rank = parts[5][:-5]
+    else:
+        return None
+    if any(unsafe_name(n) for n in names):  # hidden objects (writes of other tools), odd names: not records
+        return None
+    return (*names, rank)
+
+
+def _leading(wanted: tuple[str | None, ...]) -> list[str]:
+    """The identity parts given before the first one left open: the prefix to list."""
+    out = []
+    for w in wanted:
+        if w is None:
+            break
+        out.append(w)
+    return [*out, ""] if out else []
+
+
+def _local_root(records: str) -> Path | None:
+    """The local folder a records location names (a path or a ``file://`` URL), None for any other URL."""
+    from ubunye.lineage.remote import scheme_of
+
+    scheme = scheme_of(records)
+    if scheme is None:
+        return Path(records).expanduser().resolve()
+    if scheme == "file":
+        from urllib.parse import unquote, urlsplit
+
+        return Path(unquote(urlsplit(records).path)).resolve()
+    return None
 
 
 def instant(text: str | None) -> dt.datetime | None:
@@ -316,6 +656,10 @@ def _read(path: Path) -> str:
         raise RecordError(msg) from exc
     if len(data) > MAX_RECORD_BYTES:
         raise RecordError(_too_large(shown, len(data)))
+    return _decode(data, shown)
+
+
+def _decode(data: bytes, shown: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -410,4 +754,17 @@ def _check_place(record: RunRecord, path: Path) -> None:
         if value != place:
             where = "file name" if name == "run_id" else "folder"
             msg = f"{value!r} does not match the {where} it sits in ({place!r})"
+            raise MalformedRecord(msg, str(path), name)
+
+
+def _check_identity(record: RunRecord, path: Path | RecordURL, place: tuple[str, str, str, str]) -> None:
+    """A record read through a store must say what its place in the layout says (see :func:`_check_place`),
+    wherever the store's root is."""
+    expected = dict(zip(("usecase", "package", "task", "run_id"), place, strict=True))
+    if record.record_version < 2:  # v1 file names predate the layout
+        expected.pop("run_id")
+    for name, value in expected.items():
+        if getattr(record, name) != value:
+            where = "file name" if name == "run_id" else "folder"
+            msg = f"{getattr(record, name)!r} does not match the {where} it sits in ({value!r})"
             raise MalformedRecord(msg, str(path), name)

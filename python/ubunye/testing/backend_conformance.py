@@ -5,10 +5,13 @@ engine (the interface of :mod:`ubunye.engines`). pytest then runs, against the P
 
 - every conformance vector (docs/rows-v1.md section 10) and a few generated tables, built through the backend:
   same schema string, same canonical lines (as a multiset: row order is free), same row count and data_hash;
+- profile-v1 of the same frames (section 12): every column's type, nulls, nans, sums and fingerprint, and the
+  row buckets of every case a vector lists, exactly as the vector (or, for generated tables, the twin) gives them;
 - a write/read round trip (parquet and delta) with an unchanged hash;
 - whole example tasks (examples/shop/daily/...) leaving the same output hashes as the pandas engine.
 
-A failure names the column, its type and the first differing canonical line.
+A failure names the column, its type and the first differing canonical line (for a profile: the column or the
+bucket index, and both values).
 
 Example (a test module of the backend's own repository):
 
@@ -22,7 +25,7 @@ Example (a test module of the backend's own repository):
         def engine(self):
             return MyEngine()
 
-:func:`check_frame` is the comparison itself, usable on its own.
+:func:`check_frame` and :func:`check_profile` are the comparisons themselves, usable on their own.
 """
 
 from __future__ import annotations
@@ -179,6 +182,156 @@ def check_frame(frame: Any, reference: Reference, *, backend: str = "backend", w
     raise AssertionError(f"{backend} differs from the rows-v1 reference on {what}:\n  " + "\n  ".join(problems))
 
 
+# -- the profile comparison (docs/rows-v1.md section 12) -------------------------------------------------------------
+
+_PROFILE_FIELDS = ("type", "nulls", "nans", "sum1", "sum2", "fingerprint")
+_SHOWN_BUCKETS = 5  # per case: enough to see the pattern, short enough to read
+
+
+def _hex16(x: int) -> str:
+    return f"{x:016x}"
+
+
+def _key_text(key: Any) -> str:
+    return "none" if key is None else "[" + ",".join(json.dumps(k, ensure_ascii=False) for k in key) + "]"
+
+
+def _profile_columns(profile: Any) -> dict[str, dict[str, Any]]:
+    return {
+        name: {
+            "type": c.type,
+            "nulls": c.nulls,
+            "nans": c.nans,
+            "sum1": _hex16(c.sum1),
+            "sum2": _hex16(c.sum2),
+            "fingerprint": c.fingerprint,
+        }
+        for name, c in profile.columns.items()
+    }
+
+
+def _profile_buckets(profile: Any) -> list[list[Any]]:
+    """The occupied buckets as a vector lists them: ``[index, count, sum1, sum2]`` (section 12.4)."""
+    return [[i, n, _hex16(a), _hex16(b)] for i, (n, a, b) in enumerate(profile.buckets.rows()) if n]
+
+
+def profile_reference(table: pa.Table, cases: list[tuple[int, tuple[str, ...] | None]]) -> dict[str, Any]:
+    """The reference twin's profile-v1 of an Arrow table, in the form of a vector's ``expected_profile``.
+
+    ``cases`` are the bucket cases, ``(n_buckets, key or None)`` (docs/rows-v1.md section 12.2).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> p = profile_reference(pa.table({"n": pa.array([1, 2, None], pa.int64())}), [(1, None)])
+        >>> p["columns"]["n"]["nulls"], p["buckets"][0]["buckets"][0][:2]
+        (1, [0, 3])
+    """
+    from ubunye.hashing.profile import profile_frame
+
+    columns: dict[str, dict[str, Any]] = {}
+    buckets = []
+    for n, key in cases:
+        profile = profile_frame(table, key=key, buckets=n)
+        columns = columns or _profile_columns(profile)
+        buckets.append({"n": n, "key": None if key is None else list(key), "buckets": _profile_buckets(profile)})
+    if not cases:
+        columns = _profile_columns(profile_frame(table))
+    return {"columns": columns, "buckets": buckets}
+
+
+def check_profile(
+    frame: Any,
+    expected: dict[str, Any],
+    *,
+    data_hash: str | None = None,
+    backend: str = "backend",
+    what: str = "table",
+    profile_engine: str | None = None,
+) -> None:
+    """Raise AssertionError unless ``profile_frame`` of ``frame`` gives exactly ``expected`` (section 12).
+
+    ``expected`` has the form of a vector's ``expected_profile``: ``columns`` (name to type, nulls, nans, sums as
+    hex16, fingerprint) and ``buckets``, a list of cases ``{"n", "key", "buckets": [[index, count, sum1, sum2],
+    ...]}`` listing the occupied buckets. ``data_hash``, when given, is checked against the profile's own hash.
+    ``profile_engine`` is passed to ``profile_frame`` as ``engine`` (``"jvm"``, ``"arrow"``, None to choose).
+    The message names each differing column and field, and each differing bucket with both values.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> t = pa.table({"n": pa.array([1, 2, None], pa.int64())})
+        >>> want = profile_reference(t, [(4, ("n",))])
+        >>> check_profile(t, want, what="t")
+        >>> check_profile(t.slice(0, 2), want, what="t")
+        Traceback (most recent call last):
+        ...
+        AssertionError: backend differs from the profile-v1 reference on t:
+          column 'n' (int64): nulls: backend 0, reference 1
+          column 'n' (int64): sum1: backend ..., reference ...
+          ...
+    """
+    from ubunye.hashing.profile import profile_frame
+
+    problems: list[str] = []
+    cases = list(expected["buckets"]) or [None]
+    for i, case in enumerate(cases):
+        n = 256 if case is None else case["n"]
+        key = None if case is None or case["key"] is None else tuple(case["key"])
+        where = "profile_frame" + ("" if case is None else f" (n={n}, key={_key_text(key)})")
+        try:
+            profile = profile_frame(frame, key=key, buckets=n, engine=profile_engine)
+        except Exception as exc:
+            # Any error is the backend failing this case: say which case, keep the traceback.
+            raise AssertionError(f"{backend} on {what}: {where} raised {type(exc).__name__}: {exc}") from exc
+        if i == 0:
+            problems += _column_problems(_profile_columns(profile), expected["columns"])
+            if data_hash is not None and profile.hash.data_hash != data_hash:
+                problems.append(f"data_hash: backend {profile.hash.data_hash}, reference {data_hash}")
+        if case is not None:
+            problems += _bucket_problems(profile, case)
+    if problems:
+        raise AssertionError(f"{backend} differs from the profile-v1 reference on {what}:\n  " + "\n  ".join(problems))
+
+
+def _column_problems(got: dict[str, dict[str, Any]], want: dict[str, dict[str, Any]]) -> list[str]:
+    problems = []
+    for name in sorted(set(got) | set(want), key=lambda n: n.encode("utf-8")):
+        if name not in got:
+            problems.append(f"column {name!r} ({want[name]['type']}): missing from the profile")
+            continue
+        if name not in want:
+            problems.append(f"column {name!r} ({got[name]['type']}): not in the reference")
+            continue
+        for field in _PROFILE_FIELDS:
+            if got[name][field] != want[name][field]:
+                a, b = got[name][field], want[name][field]
+                problems.append(f"column {name!r} ({want[name]['type']}): {field}: backend {a}, reference {b}")
+    return problems
+
+
+def _bucket_problems(profile: Any, case: dict[str, Any]) -> list[str]:
+    label = f"buckets n={case['n']}, key={_key_text(case['key'])}"
+    if profile.buckets is None:
+        return [f"{label}: the profile has no buckets"]
+    if profile.buckets.n != case["n"] or len(profile.buckets.rows()) != case["n"]:
+        return [f"{label}: the profile has {profile.buckets.n} buckets ({len(profile.buckets.rows())} rows)"]
+    # Every bucket the profile has, not only those it counts rows in: sums without a count are wrong too.
+    got = {i: [c, _hex16(a), _hex16(b)] for i, (c, a, b) in enumerate(profile.buckets.rows()) if (c, a, b) != (0, 0, 0)}
+    want = {b[0]: b[1:] for b in case["buckets"]}
+    empty = [0, _hex16(0), _hex16(0)]
+    differing = [i for i in sorted(set(got) | set(want)) if got.get(i, empty) != want.get(i, empty)]
+
+    def text(b: list[Any]) -> str:
+        return f"count {b[0]}, sum1 {b[1]}, sum2 {b[2]}"
+
+    problems = [
+        f"{label}: bucket {i}: backend {text(got.get(i, empty))}; reference {text(want.get(i, empty))}"
+        for i in differing[:_SHOWN_BUCKETS]
+    ]
+    if len(differing) > _SHOWN_BUCKETS:
+        problems.append(f"{label}: {len(differing) - _SHOWN_BUCKETS} more buckets differ")
+    return problems
+
+
 # -- the suite -----------------------------------------------------------------------------------------------------
 
 
@@ -222,6 +375,11 @@ class BackendConformance:
         example_tasks: tasks of examples/shop/daily run against the pandas reference.
         invalid_utf8_strings: the backend's strings can hold bytes that are not UTF-8 (Spark, Arrow), so the
             vectors of ``<vectors>/bytes`` (section 4.1) are checked too; otherwise they are skipped.
+        profile: True (default) checks profile-v1 (section 12) of every vector and generated table. To turn it
+            off, set it to the reason, a string (``profile = "profiles are computed by the warehouse"``): the
+            profile tests are skipped with it. ``False`` alone fails: a claim left out needs its reason.
+        profile_engines: the ``engine=`` values ``profile_frame`` is checked with (default ``(None,)``, its own
+            choice); Spark checks ``("jvm", "arrow")``, the jar and the jar-free path.
     """
 
     backend_name: ClassVar[str | None] = None
@@ -229,6 +387,8 @@ class BackendConformance:
     round_trip_formats: ClassVar[tuple[str, ...]] = ("parquet", "delta")
     example_tasks: ClassVar[tuple[str, ...]] = ("orders", "revenue", "customers")
     invalid_utf8_strings: ClassVar[bool] = False
+    profile: ClassVar[bool | str] = True
+    profile_engines: ClassVar[tuple[str | None, ...]] = (None,)
 
     @pytest.fixture
     def engine(self) -> Any:
@@ -251,14 +411,26 @@ class BackendConformance:
     def _blocked(self, tree: TypeTree) -> set[str]:
         return _kinds(tree) & set(self.unsupported_types)
 
-    @pytest.mark.parametrize("vector", _vectors() + _byte_vectors(), ids=lambda v: v.name)
-    def test_vector(self, engine: Any, vector: Vector) -> None:
-        """A conformance vector built through the backend gives the vector's expected schema, lines and hash."""
+    def _skip_unclaimed(self, engine: Any, vector: Vector) -> None:
         if vector.name in {v.name for v in _byte_vectors()} and not self.invalid_utf8_strings:
             pytest.skip(f"{self._name(engine)} does not claim strings holding bytes that are not UTF-8")
         blocked = set().union(*(self._blocked(parse_type(t)) for _, t in vector.columns))
         if blocked:
             pytest.skip(f"{self._name(engine)} does not hold {', '.join(sorted(blocked))}")
+
+    def _skip_unclaimed_profile(self, engine: Any) -> None:
+        if self.profile is True:
+            return
+        if isinstance(self.profile, str) and self.profile.strip():
+            pytest.skip(f"{self._name(engine)} does not claim profile-v1: {self.profile}")
+        pytest.fail(
+            f"{type(self).__name__}.profile = {self.profile!r}: to turn profile checks off, set it to the reason"
+        )
+
+    @pytest.mark.parametrize("vector", _vectors() + _byte_vectors(), ids=lambda v: v.name)
+    def test_vector(self, engine: Any, vector: Vector) -> None:
+        """A conformance vector built through the backend gives the vector's expected schema, lines and hash."""
+        self._skip_unclaimed(engine, vector)
         frame = self.make_frame(engine, vector.arrow())
         check_frame(
             frame,
@@ -267,6 +439,42 @@ class BackendConformance:
             what=f"vector {vector.name!r}",
             engine=engine,
         )
+
+    @pytest.mark.parametrize("vector", _vectors() + _byte_vectors(), ids=lambda v: v.name)
+    def test_vector_profile(self, engine: Any, vector: Vector) -> None:
+        """profile-v1 of a vector built through the backend: its expected columns and every bucket case (12.4)."""
+        self._skip_unclaimed_profile(engine)
+        self._skip_unclaimed(engine, vector)
+        if vector.expected_profile is None:
+            pytest.skip(f"vector {vector.name!r} has no expected_profile (a file from before section 12.4)")
+        frame = self.make_frame(engine, vector.arrow())
+        for profile_engine in self.profile_engines:
+            check_profile(
+                frame,
+                vector.expected_profile,
+                data_hash=vector.expected["data_hash"],
+                backend=self._name(engine) + ("" if profile_engine is None else f" (engine={profile_engine!r})"),
+                what=f"vector {vector.name!r}",
+                profile_engine=profile_engine,
+            )
+
+    @pytest.mark.parametrize("name", sorted(generated_tables()))
+    def test_generated_profile(self, engine: Any, name: str) -> None:
+        """profile-v1 of a generated table: as the twin gives it, with no key and with a two-column key."""
+        self._skip_unclaimed_profile(engine)
+        table = self._supported(generated_tables()[name])
+        key = tuple(table.column_names[:2][::-1])  # the first two, reversed: given in no set order
+        reference = profile_reference(table, [(256, None)] + ([(16, key)] if key else []))
+        frame = self.make_frame(engine, table)
+        for profile_engine in self.profile_engines:
+            check_profile(
+                frame,
+                reference,
+                data_hash=hash_frame(table).data_hash,
+                backend=self._name(engine) + ("" if profile_engine is None else f" (engine={profile_engine!r})"),
+                what=f"generated {name!r}",
+                profile_engine=profile_engine,
+            )
 
     @pytest.mark.parametrize("name", sorted(generated_tables()))
     def test_generated(self, engine: Any, name: str) -> None:
@@ -312,4 +520,13 @@ def _schema_tree(table: pa.Table) -> TypeTree:
     return parse_type(type_name(field.type, field.name))
 
 
-__all__ = ["BackendConformance", "Reference", "check_frame", "examples_dir", "type_text", "vectors_dir"]
+__all__ = [
+    "BackendConformance",
+    "Reference",
+    "check_frame",
+    "check_profile",
+    "examples_dir",
+    "profile_reference",
+    "type_text",
+    "vectors_dir",
+]

@@ -55,12 +55,18 @@ def cell_value(cell: Any, tree: TypeTree) -> Any:
 
 @dataclass(frozen=True)
 class Vector:
-    """One conformance vector: its input table and what rows-v1 must give for it."""
+    """One conformance vector: its input table and what rows-v1 must give for it.
+
+    ``expected_profile`` is what profile-v1 must give (docs/rows-v1.md section 12.4): ``columns`` (name to
+    ``type``, ``nulls``, ``nans``, ``sum1``, ``sum2``, ``fingerprint``) and ``buckets`` (cases ``{"n", "key",
+    "buckets": [[index, count, sum1, sum2], ...]}``, sums as hex16); None for a vector file written before it.
+    """
 
     name: str
     columns: list[tuple[str, str]]
     rows: list[list[Any]]
     expected: dict[str, Any]
+    expected_profile: dict[str, Any] | None = None
 
     def arrow(self) -> pa.Table:
         """The vector's table as Arrow (timestamps as UTC microseconds, dates as date32).
@@ -107,7 +113,7 @@ def load_vectors(folder: Path) -> list[Vector]:
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         columns = [(c["name"], c["type"]) for c in data["columns"]]
-        out.append(Vector(data["name"], columns, data["rows"], data["expected"]))
+        out.append(Vector(data["name"], columns, data["rows"], data["expected"], data.get("expected_profile")))
     return out
 
 

@@ -1,0 +1,400 @@
+"""The ``openlineage`` monitor: START and COMPLETE / FAIL run events for every run, through the official
+openlineage-python client and its transports (http, file, console, kafka...).
+
+What an event holds (docs/tasks-and-records.md, "OpenLineage"):
+
+- job: namespace ``params.namespace``, else ``$OPENLINEAGE_NAMESPACE``, else ``ubunye``; name
+  ``<usecase>.<package>.<task>``;
+- run id: :func:`run_uuid` of the ubunye run id (deterministic, UUIDv7-shaped so it sorts by start time), kept in
+  the record under ``openlineage.run_id``;
+- datasets named by the OpenLineage naming spec (:func:`dataset_name`), with the standard ``schema``,
+  ``dataSource`` and ``inputStatistics`` / ``outputStatistics`` (rowCount) facets and ubunye's own
+  ``ubunye_rows_v1`` facet (data_hash, schema_hash, hash_method, hash_error, columns);
+- the run facet ``ubunye_run`` (ubunye run id, code_hash, environment_hash, where the record is) and, on FAIL,
+  the standard ``errorMessage`` facet.
+
+A backend that fails (unreachable, refusing the event) never fails the run: the monitor logs it and notes it in
+the record (``openlineage.errors``).
+
+Example:
+    >>> run_uuid("20261202T093000.000000Z-a1b2c3")  # 0x01a23616e5c0 ms: 2026-12-02T09:30:00Z
+    '01a23616-e5c0-7587-8d80-bfd2450f9513'
+    >>> dataset_name("s3://bucket/data/orders"), dataset_name("/u/data/orders"), dataset_name("table:db.orders")
+    (('s3://bucket', 'data/orders'), ('file', '/u/data/orders'), ('catalog', 'db.orders'))
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import json
+import logging
+import os
+import uuid
+from dataclasses import asdict, is_dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+import ubunye
+from ubunye.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from ubunye.context import RunContext
+    from ubunye.lineage.record import DatasetRecord, ErrorInfo
+
+log = logging.getLogger("ubunye")
+
+#: The producer of every event and facet (a URI, as the spec requires).
+PRODUCER = f"https://pypi.org/project/ubunye/{ubunye.__version__}/"
+#: Where the JSON Schemas of ubunye's facets are published; the same files ship in ``ubunye/lineage/facets/``.
+SCHEMA_BASE = "https://ubunye.dev/spec/openlineage/facets/1-0-0/"
+#: The facet names (keys of ``facets``).
+ROWS_FACET, RUN_FACET = "ubunye_rows_v1", "ubunye_run"
+#: The namespace of UUIDs derived from run ids that hold no time (uuid5).
+_RUN_NAMESPACE = uuid.UUID("6f1c1f0e-8c4e-5a57-9a55-75626e796531")
+
+
+def run_uuid(run_id: str) -> str:
+    """The OpenLineage run id (a UUID) of a ubunye run id, the same every time.
+
+    A run id ubunye made (``20261202T093000.000000Z-a1b2c3``) gives a UUIDv7: its first 48 bits are the run's
+    start in milliseconds (so backends that sort by run id sort by time), the other 74 free bits the first bits
+    of the SHA-256 of the run id. Any other run id gives ``uuid5`` of it.
+
+    Example:
+        >>> run_uuid("r1") == run_uuid("r1") != run_uuid("r2")
+        True
+        >>> uuid.UUID(run_uuid("20261202T093000.000000Z-a1b2c3")).version
+        7
+    """
+    digest = int.from_bytes(hashlib.sha256(run_id.encode("utf-8")).digest()[:10], "big")  # 80 bits
+    try:
+        started = dt.datetime.strptime(run_id[:23], "%Y%m%dT%H%M%S.%fZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return str(uuid.uuid5(_RUN_NAMESPACE, run_id))
+    millis = int(started.timestamp() * 1000) & ((1 << 48) - 1)
+    rand_a = (digest >> 68) & 0xFFF  # 12 bits
+    rand_b = digest & ((1 << 62) - 1)  # 62 bits
+    value = (millis << 80) | (0x7 << 76) | (rand_a << 64) | (0b10 << 62) | rand_b
+    return str(uuid.UUID(int=value))
+
+
+def dataset_name(location: str | None, table_namespace: str = "catalog") -> tuple[str, str]:
+    """``(namespace, name)`` of a recorded location, as the OpenLineage naming spec names datasets.
+
+    ``s3://bucket/key`` (and ``s3a://``) -> ``s3://bucket``, ``key``; ``gs://bucket/key`` -> ``gs://bucket``;
+    ``abfss://container@account.dfs.core.windows.net/path`` -> that authority and ``path`` (``wasbs://`` alike);
+    ``hdfs://host:port/path`` -> ``hdfs://host:port``, ``/path``; a local path or ``file://`` URL -> ``file``, the
+    absolute path; ``dbfs:/path`` -> ``dbfs``, ``/path``; a catalog table ``table:db.t`` -> ``table_namespace``
+    (e.g. ``hive://metastore:9083``), ``db.t``.
+
+    Example:
+        >>> dataset_name("abfss://raw@acct.dfs.core.windows.net/sales/2026")
+        ('abfss://raw@acct.dfs.core.windows.net', 'sales/2026')
+        >>> dataset_name("file:///u/data/o"), dataset_name("hdfs://nn:8020/data/o")
+        (('file', '/u/data/o'), ('hdfs://nn:8020', '/data/o'))
+    """
+    where = location or ""
+    if where.startswith("table:"):
+        return table_namespace, where[len("table:") :]
+    parts = urlsplit(where)
+    scheme = parts.scheme.lower()
+    if not scheme or len(scheme) == 1:  # a plain path (a Windows drive letter is no scheme)
+        return "file", where
+    if scheme == "file":
+        return "file", unquote(parts.path)
+    if scheme in ("s3", "s3a", "s3n"):
+        return f"s3://{parts.netloc}", parts.path.lstrip("/")
+    if scheme in ("gs", "gcs"):
+        return f"gs://{parts.netloc}", parts.path.lstrip("/")
+    if scheme in ("abfs", "abfss", "wasb", "wasbs"):
+        return f"{scheme}://{parts.netloc}", parts.path.lstrip("/")
+    if scheme == "dbfs":
+        return (f"dbfs://{parts.netloc}" if parts.netloc else "dbfs"), parts.path
+    return f"{scheme}://{parts.netloc}", parts.path
+
+
+def schema_fields(schema: str | None) -> list[tuple[str, str]]:
+    """``(name, type)`` of each top-level column of a rows-v1 schema string (``struct<"a":int64,...>``).
+
+    Example:
+        >>> schema_fields('struct<"a b":int64,"c":struct<"x,y":list<string>>>')
+        [('a b', 'int64'), ('c', 'struct<"x,y":list<string>>')]
+    """
+    if not schema or not schema.startswith("struct<") or not schema.endswith(">"):
+        return []
+    text, i, out = schema[len("struct<") : -1], 0, []
+    decoder = json.JSONDecoder()
+    while i < len(text):
+        try:
+            name, i = decoder.raw_decode(text, i)
+        except ValueError:
+            return []
+        if not isinstance(name, str) or text[i : i + 1] != ":":
+            return []
+        start, depth, quoted, i = i + 1, 0, False, i + 1
+        while i < len(text):
+            ch = text[i]
+            if quoted:
+                if ch == "\\":
+                    i += 1
+                elif ch == '"':
+                    quoted = False
+            elif ch == '"':
+                quoted = True
+            elif ch == "<":
+                depth += 1
+            elif ch == ">":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                break
+            i += 1
+        out.append((name, text[start:i]))
+        i += 1
+    return out
+
+
+@functools.cache
+def _facets() -> dict[str, type]:
+    """ubunye's custom facet classes (built on first use: openlineage-python is an optional extra)."""
+    import attr
+    from openlineage.client.facet_v2 import DatasetFacet, RunFacet
+
+    @attr.define
+    class UbunyeRowsV1DatasetFacet(DatasetFacet):
+        """The rows-v1 fingerprint of a dataset (docs/rows-v1.md): the same data_hash means the same rows."""
+
+        data_hash: str | None = attr.field(default=None)
+        schema_hash: str | None = attr.field(default=None)
+        hash_method: str | None = attr.field(default=None)
+        hash_error: str | None = attr.field(default=None)
+        row_count: int | None = attr.field(default=None)
+        columns: dict[str, Any] | None = attr.field(default=None)
+
+        @staticmethod
+        def _get_schema() -> str:
+            return SCHEMA_BASE + "UbunyeRowsV1DatasetFacet.json#/$defs/UbunyeRowsV1DatasetFacet"
+
+    @attr.define
+    class UbunyeRunFacet(RunFacet):
+        """The ubunye run behind an OpenLineage run, and where its record is."""
+
+        run_id: str
+        code_hash: str | None = attr.field(default=None)
+        environment_hash: str | None = attr.field(default=None)
+        record: str | None = attr.field(default=None)
+        ubunye_version: str = attr.field(default=ubunye.__version__)
+
+        @staticmethod
+        def _get_schema() -> str:
+            return SCHEMA_BASE + "UbunyeRunFacet.json#/$defs/UbunyeRunFacet"
+
+    return {ROWS_FACET: UbunyeRowsV1DatasetFacet, RUN_FACET: UbunyeRunFacet}
+
+
+class OpenLineageMonitor:
+    """Sends the OpenLineage events of every run (``monitors: [{type: openlineage, params: {...}}]``).
+
+    Args:
+        namespace: the job namespace (default ``$OPENLINEAGE_NAMESPACE``, else ``ubunye``).
+        transport: the client's transport config, e.g. ``{type: http, url: "http://marquez:5000"}`` or
+            ``{type: file, log_file_path: events.jsonl}``; by default the client's own settings
+            (``OPENLINEAGE_URL``, ``OPENLINEAGE_CONFIG``, ``openlineage.yml``).
+        table_namespace: the namespace of catalog tables (``hive://metastore:9083``, a workspace URL...).
+
+    Raises:
+        ConfigError: openlineage-python is not installed (``pip install 'ubunye[openlineage]'``).
+
+    Example:
+        >>> OpenLineageMonitor(transport={"type": "console"}).name, OpenLineageMonitor.essential
+        ('openlineage', False)
+    """
+
+    name = "openlineage"
+    #: A failing backend never fails the run (the runner logs it); the record notes it.
+    essential = False
+
+    def __init__(
+        self, namespace: str | None = None, transport: dict[str, Any] | None = None, table_namespace: str = "catalog"
+    ) -> None:
+        try:
+            import openlineage.client  # noqa: F401
+        except ImportError:
+            msg = "the openlineage monitor needs openlineage-python: pip install 'ubunye[openlineage]'"
+            raise ConfigError(msg) from None
+        self.namespace = namespace or os.environ.get("OPENLINEAGE_NAMESPACE") or "ubunye"
+        self.transport = dict(transport) if transport else None
+        self.table_namespace = table_namespace
+        #: Set by the runner: the run's LineageRecorder (notes go into its record) and record store.
+        self.recorder: Any = None
+        self.store: Any = None
+        self._client: Any = None
+        self.events: list[Any] = []  # the events sent by this monitor, for whoever drives it
+
+    def task_start(self, context: RunContext, **_: Any) -> None:
+        """Send START."""
+        self._send(context, "START", context.started_at, [], [], None)
+
+    def task_end(
+        self,
+        context: RunContext,
+        status: str,
+        ended_at: str,
+        outputs: list[DatasetRecord],
+        error: ErrorInfo | None = None,
+        inputs: list[DatasetRecord] | None = None,
+        **_: Any,
+    ) -> None:
+        """Send COMPLETE (success) or FAIL, with every input and output and their facets."""
+        state = "COMPLETE" if status == "success" else "FAIL"
+        self._send(context, state, ended_at, list(inputs or []), list(outputs or []), error)
+
+    # --- building ---------------------------------------------------------------------------------------------
+
+    def event(
+        self,
+        context: RunContext,
+        state: str,
+        at: str,
+        inputs: list[DatasetRecord],
+        outputs: list[DatasetRecord],
+        error: ErrorInfo | None,
+    ) -> Any:
+        """The RunEvent of one state of a run (the client's own model classes)."""
+        from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+        from openlineage.client.facet_v2 import error_message_run, job_type_job
+
+        run_facets: dict[str, Any] = {RUN_FACET: self._run_facet(context)}
+        if error is not None:
+            run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
+                message=f"{error.type}: {error.message} (stage {error.stage})", programmingLanguage="python",
+                producer=PRODUCER,
+            )  # fmt: skip
+        job_facets = {
+            "jobType": job_type_job.JobTypeJobFacet(
+                processingType="BATCH", integration="UBUNYE", jobType="TASK", producer=PRODUCER
+            )
+        }
+        return RunEvent(
+            eventType=RunState[state],
+            eventTime=at,
+            run=Run(runId=run_uuid(context.run_id), facets=run_facets),
+            job=Job(namespace=self.namespace, name=job_name(context), facets=job_facets),
+            inputs=[
+                InputDataset(*self._name(d), facets=self._facets(d), inputFacets=self._stats(d, "in")) for d in inputs
+            ],
+            outputs=[
+                OutputDataset(*self._name(d), facets=self._facets(d), outputFacets=self._stats(d, "out"))
+                for d in outputs
+            ],
+            producer=PRODUCER,
+        )
+
+    def _name(self, d: DatasetRecord) -> tuple[str, str]:
+        return dataset_name(d.location, self.table_namespace)
+
+    def _facets(self, d: DatasetRecord) -> dict[str, Any]:
+        from openlineage.client.facet_v2 import datasource_dataset, schema_dataset
+
+        namespace, _ = self._name(d)
+        out: dict[str, Any] = {
+            "dataSource": datasource_dataset.DatasourceDatasetFacet(
+                name=namespace,
+                uri=d.location if not (d.location or "").startswith("table:") else namespace,
+                producer=PRODUCER,
+            )
+        }
+        fields = schema_fields(d.schema)
+        if fields:
+            out["schema"] = schema_dataset.SchemaDatasetFacet(
+                fields=[schema_dataset.SchemaDatasetFacetFields(name=n, type=t) for n, t in fields], producer=PRODUCER
+            )
+        columns = getattr(d, "columns", None)  # the column fingerprints of a profile (rows-v1 section 12.1)
+        if columns:
+            columns = {k: (asdict(v) if is_dataclass(v) else v) for k, v in columns.items()}  # type: ignore[arg-type]
+        out[ROWS_FACET] = _facets()[ROWS_FACET](
+            data_hash=d.data_hash, schema_hash=d.schema_hash, hash_method=d.hash_method, hash_error=d.hash_error,
+            row_count=d.row_count, columns=columns or None, producer=PRODUCER,
+        )  # fmt: skip
+        return out
+
+    def _stats(self, d: DatasetRecord, side: str) -> dict[str, Any]:
+        if d.row_count is None:
+            return {}
+        if side == "in":
+            from openlineage.client.facet_v2 import input_statistics_input_dataset as stats
+
+            return {"inputStatistics": stats.InputStatisticsInputDatasetFacet(rowCount=d.row_count, producer=PRODUCER)}
+        from openlineage.client.facet_v2 import output_statistics_output_dataset as out_stats
+
+        return {
+            "outputStatistics": out_stats.OutputStatisticsOutputDatasetFacet(rowCount=d.row_count, producer=PRODUCER)
+        }
+
+    def _run_facet(self, context: RunContext) -> Any:
+        record = getattr(self.recorder, "record", None)
+        where = None
+        store = self.store or getattr(self.recorder, "store", None)
+        if store is None and self.recorder is not None:  # the recorder writes to the usecase_dir's own store
+            from ubunye.lineage.store import RecordStore
+
+            store = RecordStore(context.usecase_dir)
+        if store is not None:
+            try:
+                where = str(store.path(context.usecase, context.package, context.task, context.run_id))
+            except Exception:  # a name the store refuses: the record's own write says so
+                where = None
+        return _facets()[RUN_FACET](
+            run_id=context.run_id,
+            code_hash=getattr(record, "code_hash", None),
+            environment_hash=getattr(record, "environment_hash", None),
+            record=where,
+            producer=PRODUCER,
+        )
+
+    # --- sending ----------------------------------------------------------------------------------------------
+
+    def _client_for(self) -> Any:
+        if self._client is None:
+            from openlineage.client import OpenLineageClient
+
+            self._client = (
+                OpenLineageClient(config={"transport": self.transport}) if self.transport else OpenLineageClient()
+            )
+        return self._client
+
+    def _send(self, context: RunContext, state: str, at: str, inputs: list, outputs: list, error: Any) -> None:
+        note = self._note(context)
+        try:
+            event = self.event(context, state, at, inputs, outputs, error)
+            self._client_for().emit(event)
+        except Exception as exc:  # never fails the run: logged, and noted in the record
+            from ubunye.lineage.redact import mask_text
+
+            why = mask_text(f"{state}: {type(exc).__name__}: {' '.join(str(exc).split())}")[:500]
+            log.warning("monitor openlineage could not send %s", why)
+            note.setdefault("errors", []).append(why)
+            return
+        self.events.append(event)
+        note.setdefault("sent", []).append(state)
+
+    def _note(self, context: RunContext) -> dict[str, Any]:
+        """``record.extra["openlineage"]`` of this run (a scratch dict when no record is kept)."""
+        base = {"run_id": run_uuid(context.run_id), "namespace": self.namespace, "job": job_name(context)}
+        record = getattr(self.recorder, "record", None)
+        if record is None or record.run_id != context.run_id:
+            self._pending = getattr(self, "_pending", None) or base
+            return self._pending
+        note = record.extra.setdefault("openlineage", base)
+        pending = getattr(self, "_pending", None)
+        if pending is not None:  # what happened before the record existed
+            for key in ("sent", "errors"):
+                note.setdefault(key, []).extend(x for x in pending.get(key, []) if x not in note.get(key, []))
+            self._pending = None
+        return note
+
+
+def job_name(context: RunContext) -> str:
+    """``<usecase>.<package>.<task>``."""
+    return f"{context.usecase}.{context.package}.{context.task}"

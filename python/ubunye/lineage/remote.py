@@ -1,0 +1,214 @@
+"""The filesystem under a record store that is not a local folder: anything fsspec opens (``s3://``, ``gs://``,
+``abfs://``, ``memory://``...). Bytes in and out, whole objects only; the layout is :mod:`ubunye.lineage.store`'s.
+
+Every error is one :class:`~ubunye.exceptions.RecordError` line naming the store's URL (credentials masked), and
+for a filesystem that is not installed, the extra that brings it.
+
+Example:
+    >>> files = RemoteFiles("memory://doc-remote/records")
+    >>> files.put("u/p/t/r1.json", b"{}")
+    >>> files.find("u"), files.read("u/p/t/r1.json", 100), files.url_of("u/p/t/r1.json")
+    (['u/p/t/r1.json'], b'{}', 'memory://doc-remote/records/u/p/t/r1.json')
+    >>> RemoteFiles("nosuchscheme://b/records")
+    Traceback (most recent call last):
+    ubunye.exceptions.RecordError: records nosuchscheme://b/records: unknown scheme 'nosuchscheme://' (no fsspec ...
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from ubunye.exceptions import RecordError
+from ubunye.lineage.redact import mask_text, remember_secrets
+from ubunye.lineage.secrets import is_secret_name
+
+log = logging.getLogger("ubunye")
+
+#: The ubunye extra that installs the fsspec implementation of a scheme.
+EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "abfs": "azure", "abfss": "azure", "az": "azure"}
+#: Environment variables holding credentials the fsspec implementations read: their values are masked everywhere.
+CREDENTIAL_ENV = (
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AZURE_STORAGE_KEY",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_CLIENT_SECRET",
+)
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+#: Storage option names that hold a credential although their name alone does not say so (s3fs's ``key`` is the
+#: access key id, a name rather than a secret, like a user name).
+_CREDENTIAL_OPTIONS = {"secret", "token", "account_key", "sas_token", "connection_string", "client_secret"}
+
+
+def scheme_of(url: str) -> str | None:
+    """The scheme of a URL (lower case), None for a plain path.
+
+    Example:
+        >>> scheme_of("S3://bucket/x"), scheme_of("/Volumes/main/records")
+        ('s3', None)
+    """
+    m = _SCHEME.match(url)
+    return m.group(1).lower() if m else None
+
+
+def shown_url(url: str) -> str:
+    """The URL as printed: a user or password in it (``sftp://u:pw@host/x``) never shown.
+
+    Example:
+        >>> shown_url("sftp://ops:hunter22@host/records"), shown_url("s3://bucket/records")
+        ('sftp://***@host/records', 's3://bucket/records')
+    """
+    parts = urlsplit(url)
+    if parts.scheme and "@" in parts.netloc:
+        return mask_text(url.replace(parts.netloc, "***@" + parts.netloc.rpartition("@")[2], 1))
+    return mask_text(url)
+
+
+class RemoteFiles:
+    """Whole objects under one root URL, through fsspec.
+
+    Args:
+        url: the root, e.g. ``s3://bucket/ubunye/records``.
+        storage_options: passed to the fsspec filesystem (``endpoint_url``, ``key``/``secret``, ``profile``,
+            ``anon``...); by default the implementation's own credential chain (environment, profile, instance
+            role). Values under credential names are masked in every message and record.
+    """
+
+    def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.shown = shown_url(self.url)
+        self.scheme = scheme_of(url) or "file"
+        options = dict(storage_options or {})
+        _remember(options)
+        try:
+            from fsspec.core import url_to_fs
+        except ImportError:
+            msg = f"records {self.shown}: needs fsspec; " + _install(self.scheme, "install it: pip install fsspec")
+            raise RecordError(msg) from None
+        # A filesystem of its own: fsspec's shared instances keep the endpoint and credentials they started with,
+        # which would outlive a change of environment in a long-lived process (a notebook).
+        options.setdefault("skip_instance_cache", True)
+        try:
+            self.fs, self.root = url_to_fs(self.url, **options)
+        except ImportError as exc:
+            msg = (
+                f"records {self.shown}: no filesystem for {self.scheme}:// is installed ({mask_text(str(exc))}); "
+                + _install(self.scheme, "install the package it names")
+            )
+            raise RecordError(msg) from None
+        except ValueError as exc:
+            if "protocol not known" not in str(exc).lower():
+                raise RecordError(f"records {self.shown}: cannot open: {mask_text(str(exc))}") from None
+            msg = (
+                f"records {self.shown}: unknown scheme {self.scheme + '://'!r} (no fsspec filesystem has it); give "
+                "a local path or a URL fsspec opens (s3://, gs://, abfs://, file://)"
+            )
+            raise RecordError(msg) from None
+        except Exception as exc:  # bad storage_options (a TypeError), a malformed URL...
+            raise RecordError(
+                f"records {self.shown}: cannot open: {type(exc).__name__}: {mask_text(str(exc))}"
+            ) from None
+        self.root = self.root.rstrip("/")
+
+    def _path(self, rel: str) -> str:
+        return f"{self.root}/{rel}" if rel else self.root
+
+    def url_of(self, rel: str) -> str:
+        """The URL of the object at ``rel`` under the root, as printed."""
+        return f"{self.shown}/{rel}" if rel else self.shown
+
+    def find(self, prefix: str) -> list[str]:
+        """Every object under ``<root>/<prefix>``, as paths relative to the root (one listing, no reads)."""
+        base = self._path(prefix)
+        try:
+            self.fs.invalidate_cache()  # another process may have written since this filesystem last listed
+            found = self.fs.find(base, detail=False)
+        except FileNotFoundError:
+            return []
+        except Exception as exc:
+            raise self._error("cannot list", prefix, exc) from None
+        root = self.root + "/"
+        return sorted(p[len(root) :] for p in found if p.startswith(root))
+
+    def read(self, rel: str, limit: int) -> bytes:
+        """The bytes of one object; at most ``limit + 1`` are read, so the caller can tell one that is too large."""
+        try:
+            with self.fs.open(self._path(rel), "rb") as fh:
+                return fh.read(limit + 1)
+        except Exception as exc:
+            raise self._error("cannot read run record", rel, exc) from None
+
+    def put(self, rel: str, data: bytes) -> None:
+        """Write one object whole, create-only where the store supports it (S3: ``If-None-Match: *``).
+
+        Object stores make a PUT visible whole or not at all; create-only also means no writer ever replaces an
+        object another wrote.
+
+        Raises:
+            RecordError: the object exists already, or the store refused or could not be reached.
+        """
+        path = self._path(rel)
+        try:
+            try:
+                self.fs.pipe_file(path, data, mode="create")
+            except (TypeError, NotImplementedError):  # a filesystem without create-only writes: plain put
+                self.fs.pipe_file(path, data)
+        except FileExistsError:
+            msg = f"{self.url_of(rel)}: a run record is already there (records are written once)"
+            raise RecordError(msg) from None
+        except Exception as exc:
+            raise self._error("cannot write run record", rel, exc) from None
+
+    def remove(self, rel: str) -> None:
+        """Delete everything under ``rel``; failures are logged only (a reader prefers the final record anyway)."""
+        try:
+            self.fs.rm(self._path(rel), recursive=True)
+        except FileNotFoundError:
+            return
+        except Exception as exc:
+            log.warning("%s", self._error("could not delete", rel, exc))
+
+    def check(self) -> None:
+        """Can the store be reached? The root, or the nearest folder (bucket, container) above it, is listed.
+
+        Raises:
+            RecordError: the store cannot be reached (network, credentials) or its bucket does not exist.
+        """
+        path = self.root
+        while True:
+            try:
+                self.fs.invalidate_cache()
+                self.fs.ls(path, detail=False)
+                return
+            except FileNotFoundError:
+                parent = path.rpartition("/")[0]
+                if not parent or parent == path:
+                    msg = f"records {self.shown}: {path} does not exist (create the bucket or container first)"
+                    raise RecordError(msg) from None
+                path = parent
+            except Exception as exc:
+                raise self._error("cannot reach the record store", "", exc) from None
+
+    def _error(self, what: str, rel: str, exc: BaseException) -> RecordError:
+        why = mask_text(" ".join(str(exc).split()) or type(exc).__name__)
+        return RecordError(f"{self.url_of(rel)}: {what}: {type(exc).__name__}: {why}")
+
+
+def _install(scheme: str, otherwise: str) -> str:
+    extra = EXTRAS.get(scheme)
+    return f"install it: pip install 'ubunye[{extra}]'" if extra else otherwise
+
+
+def _remember(options: dict[str, Any]) -> None:
+    """Credentials in storage_options or the environment are masked wherever they might later appear."""
+    values = {
+        str(v) for k, v in options.items() if isinstance(v, str) and (k in _CREDENTIAL_OPTIONS or is_secret_name(k))
+    }
+    values |= {os.environ[name] for name in CREDENTIAL_ENV if os.environ.get(name)}
+    remember_secrets(values)
