@@ -122,10 +122,23 @@ def test_sql_surface(spark: Any) -> None:
     assert line == '{"(id + 1)":2,"id":1,"s":"1"}'
     text = "\n".join(r[0] for r in spark.sql("DESCRIBE FUNCTION EXTENDED ubunye_rows_v1").collect())
     assert "Usage: ubunye_rows_v1(cols...)" in text
+    text = "\n".join(r[0] for r in spark.sql("DESCRIBE FUNCTION EXTENDED ubunye_profile_v1").collect())
+    assert "Usage: ubunye_profile_v1(n_buckets, key, cols...)" in text
     with pytest.raises(Exception, match="column `iv` has type interval day"):
         spark.sql("SELECT ubunye_rows_v1(*) FROM (SELECT interval '1' day AS iv)").collect()
     h = spark.sql("SELECT ubunye_rows_v1(id + 1) AS h FROM range(3)").first()["h"]
     assert h["row_count"] == 3
+    # profile-v1 (docs/rows-v1.md section 12.3): the same numbers as ubunye_rows_v1, an empty array() key (its
+    # element type differs between lines), and the bucket function in a WHERE clause.
+    p = spark.sql("SELECT ubunye_profile_v1(4, array(), id + 1) AS p FROM range(3)").first()["p"]
+    assert (p["row_count"], p["sum1"], p["sum2"], p["data_hash"]) == (3, h["sum1"], h["sum2"], h["data_hash"])
+    assert [c["name"] for c in p["columns"]] == ["(id + 1)"]
+    keyed = spark.sql("SELECT ubunye_profile_v1(4, array('id'), *) AS p FROM range(40)").first()["p"]
+    counts = [int.from_bytes(keyed["buckets"][24 * i : 24 * i + 8], "big") for i in range(4)]
+    where = "SELECT count(*) FROM range(40) WHERE ubunye_bucket_v1(id, 4) = {}"
+    assert counts == [spark.sql(where.format(i)).first()[0] for i in range(4)]
+    with pytest.raises(Exception, match="n_buckets is 3"):
+        spark.sql("SELECT ubunye_profile_v1(3, array(), *) FROM range(1)").collect()
 
 
 def test_register_on_a_running_session(spark: Any) -> None:

@@ -10,14 +10,26 @@ from ubunye.exceptions import HashError
 
 pytestmark = pytest.mark.spark
 
-FUNCTIONS = ["ubunye_rows_v1", "ubunye_canonical_line"]
+# Name and arguments as DESCRIBE FUNCTION shows them (profile-v1: docs/rows-v1.md section 12.3).
+FUNCTIONS = [
+    ("ubunye_rows_v1", "(cols...)"),
+    ("ubunye_canonical_line", "(cols...)"),
+    ("ubunye_profile_v1", "(n_buckets, key, cols...)"),
+    ("ubunye_bucket_v1", "(cols..., n_buckets)"),
+]
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
-def test_desc_function_shows_usage(spark: Any, name: str) -> None:
+def test_every_function_is_listed() -> None:
+    import ubunye.spark.session as session
+
+    assert [name for name, _ in FUNCTIONS] == list(session.FUNCTIONS)
+
+
+@pytest.mark.parametrize(("name", "args"), FUNCTIONS)
+def test_desc_function_shows_usage(spark: Any, name: str, args: str) -> None:
     text = "\n".join(r[0] for r in spark.sql(f"DESCRIBE FUNCTION EXTENDED {name}").collect())
     assert f"Function: {name}" in text
-    assert f"Usage: {name}(cols...)" in text
+    assert f"Usage: {name}{args}" in text
     assert "Examples:" in text
 
 
@@ -36,6 +48,10 @@ def test_register_on_a_running_session(spark: Any) -> None:
     assert other.sql("SELECT ubunye_rows_v1(*).row_count FROM range(3)").first()[0] == 3
     us.register(other)  # twice is harmless
     assert other.sql("SELECT ubunye_canonical_line(*) FROM range(1)").first()[0] == '{"id":0}'
+    p = other.sql("SELECT ubunye_profile_v1(4, array('id'), *) AS p FROM range(5)").first()["p"]
+    assert p["row_count"] == 5
+    assert len(p["buckets"]) == 4 * 24
+    assert other.sql("SELECT count(*) FROM range(5) WHERE ubunye_bucket_v1(id, 1) = 0").first()[0] == 5
 
 
 BAD = [
@@ -50,6 +66,13 @@ BAD = [
     ("SELECT ubunye_rows_v1(*) FROM (SELECT 1 AS id, 2 AS id)", "duplicate column name `id`", ""),
     ("SELECT ubunye_rows_v1(*) FROM (SELECT named_struct('a', 1, 'a', 2) AS st)", "duplicate field name `a`", ""),
     ("SELECT ubunye_canonical_line(*) FROM (SELECT interval '1' day AS iv)", "`iv`", "interval day"),
+    # section 12.3's errors name the value
+    ("SELECT ubunye_profile_v1(3, array(), *) FROM range(1)", "n_buckets is 3", "power of two"),
+    ("SELECT ubunye_profile_v1(4, array('nope'), *) FROM range(1)", "key column `nope`", "not one of the hashed"),
+    ("SELECT ubunye_profile_v1(4, array('id', 'id'), *) FROM range(1)", "key column `id`", "listed twice"),
+    ("SELECT ubunye_profile_v1(4, array(id), *) FROM range(1)", "key must be a literal array", ""),
+    ("SELECT ubunye_bucket_v1(id, 0) FROM range(1)", "n_buckets is 0", "power of two"),
+    ("SELECT ubunye_bucket_v1(id, id) FROM range(1)", "integer literal", ""),
 ]
 
 

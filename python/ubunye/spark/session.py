@@ -4,6 +4,9 @@ Example:
     >>> from ubunye.spark.session import EXTENSIONS
     >>> EXTENSIONS
     'ubunye.spark.UbunyeExtensions'
+    >>> from ubunye.spark.session import FUNCTIONS
+    >>> FUNCTIONS[2:]
+    ('ubunye_profile_v1', 'ubunye_bucket_v1')
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 FUNCTION = "ubunye_rows_v1"
+# Every SQL function of the jar (ubunye.spark.UbunyeFunctions). require() checks them all, so a jar older than
+# profile-v1 (docs/rows-v1.md section 12.3) is refused by name at session start, not at its first profile query.
+FUNCTIONS = (FUNCTION, "ubunye_canonical_line", "ubunye_profile_v1", "ubunye_bucket_v1")
 EXTENSIONS = "ubunye.spark.UbunyeExtensions"
 
 
@@ -133,7 +139,8 @@ def register(spark: SparkSession) -> None:
 
 
 def require(spark: SparkSession) -> None:
-    """Raise ``JarNotFoundError``, saying which jar to attach and how, unless ``ubunye_rows_v1`` is there.
+    """Raise ``JarNotFoundError``, saying which jar to attach and how, unless every function of ``FUNCTIONS``
+    (``ubunye_rows_v1`` first) is there.
 
     Spark only logs a warning when a class in ``spark.sql.extensions`` cannot be loaded (and the ubunye
     extension of another Spark line only logs an error): call this right after starting a session to fail
@@ -142,6 +149,13 @@ def require(spark: SparkSession) -> None:
     if not is_registered(spark):
         why = diagnose(spark) or f"this session needs {_wanted(spark)}"
         msg = f"the Spark session has no {FUNCTION} function ({why}): {_HOW_TO_ATTACH}; no jar yet? {HOW_TO_BUILD}"
+        raise JarNotFoundError(msg)
+    missing = [name for name in FUNCTIONS[1:] if not spark.catalog.functionExists(name)]
+    if missing:
+        msg = (
+            f"the Spark session has {FUNCTION} but not {', '.join(missing)} (a ubunye jar older than this "
+            f"package?): {_HOW_TO_ATTACH}; {HOW_TO_BUILD}"
+        )
         raise JarNotFoundError(msg)
 
 
@@ -234,6 +248,7 @@ def _check(spark: Any) -> bool:
 __all__ = [
     "EXTENSIONS",
     "FUNCTION",
+    "FUNCTIONS",
     "JarWarning",
     "configure",
     "diagnose",

@@ -306,7 +306,7 @@ private[spark] final class StructWriter(
   // `source`, when given, maps field i to the ordinal it is read from in the row handed to writeObject: the
   // aggregate reads its columns straight from Spark's input row (no boxed copy per row).
   /** Field ordinals in code point order of their names. */
-  private val order: Array[Int] =
+  private[spark] val order: Array[Int] =
     names.indices.sortWith((a, b) => LineBuffer.codePointOrder(names(a), names(b))).toArray
   /** `"name":` for each ordinal, escaped once here. */
   private val keys: Array[Array[Byte]] = names.map(n => (RowsV1Type.jsonString(n) + ":").getBytes(UTF_8))
@@ -325,6 +325,31 @@ private[spark] final class StructWriter(
         if (!first) out.append(',')
         out.append(keys(i))
         writers(i).write(row, j, out)
+        first = false
+      }
+      k += 1
+    }
+    out.append('}')
+  }
+
+  /** writeObject that also records where each field's member (`"name":value`) lies in `out`: bytes
+    * `starts(i)` until `ends(i)` for field i, `starts(i) = -1` when it is null. profile-v1 (docs/rows-v1.md
+    * section 12) hashes a column line and a key line from these members of the row line, so no value is
+    * written twice. The byte before a member is always `{` or `,`, the byte at `ends(i)` always `,` or `}`. */
+  def writeMembers(row: InternalRow, out: LineBuffer, starts: Array[Int], ends: Array[Int]): Unit = {
+    out.append('{')
+    var first = true
+    var k = 0
+    while (k < order.length) {
+      val i = order(k)
+      val j = if (source == null) i else source(i)
+      if (row.isNullAt(j)) starts(i) = -1
+      else {
+        if (!first) out.append(',')
+        starts(i) = out.length
+        out.append(keys(i))
+        writers(i).write(row, j, out)
+        ends(i) = out.length
         first = false
       }
       k += 1

@@ -47,8 +47,8 @@ private[spark] object RowsV1Digest {
   def dataHash(schema: String, rowCount: Long, sum1: Long, sum2: Long): String =
     "sha256:" + sha256Hex(s"rows-v1\n$schema\n$rowCount\n${hex16(sum1)}\n${hex16(sum2)}")
 
-  private def hex16(x: Long): String = f"$x%016x" // the unsigned 64 bits, lower case
+  def hex16(x: Long): String = f"$x%016x" // the unsigned 64 bits, lower case
 
-  private def sha256Hex(text: String): String =
+  def sha256Hex(text: String): String =
     MessageDigest.getInstance("SHA-256").digest(text.getBytes(UTF_8)).map(b => f"${b & 0xff}%02x").mkString
 }

@@ -17,6 +17,8 @@ import org.apache.spark.sql.catalyst.util.toPrettySQL
 object UbunyeFunctions {
   val RowsV1 = "ubunye_rows_v1"
   val CanonicalLine = "ubunye_canonical_line"
+  val ProfileV1 = "ubunye_profile_v1"
+  val BucketV1 = "ubunye_bucket_v1"
 
   type Builder = Seq[Expression] => Expression
 
@@ -27,19 +29,28 @@ object UbunyeFunctions {
     case other               => toPrettySQL(other)
   }
 
-  private def info(name: String, className: String, usage: String, examples: String): ExpressionInfo =
+  private val ColsArgument = """
+      * cols - the columns to hash (any number, `*` for all): int types, float, double, boolean, string,
+          binary, date, timestamp, timestamp_ntz, decimal(p<=38, s>=0), and arrays, maps and structs of these.
+          Column names come from the arguments (a column's own name; an alias; else the expression's SQL text)
+          and must be unique."""
+
+  private val BucketsArgument = """
+      * n_buckets - an integer literal: the number of row buckets, a power of two from 1 to 65536
+          (docs/rows-v1.md section 12.2)"""
+
+  private def info(
+      name: String,
+      className: String,
+      usage: String,
+      examples: String,
+      arguments: String = ColsArgument): ExpressionInfo =
     new ExpressionInfo(
       className,
       null, // db
       name,
       usage,
-      """
-    Arguments:
-      * cols - the columns to hash (any number, `*` for all): int types, float, double, boolean, string,
-          binary, date, timestamp, timestamp_ntz, decimal(p<=38, s>=0), and arrays, maps and structs of these.
-          Column names come from the arguments (a column's own name; an alias; else the expression's SQL text)
-          and must be unique.
-  """,
+      "\n    Arguments:" + arguments + "\n  ",
       examples,
       "\n    The bytes are frozen by docs/rows-v1.md: equal for any row order, column order, partitioning, JVM\n" +
         "    version, session time zone and ANSI setting.\n  ",
@@ -74,7 +85,41 @@ object UbunyeFunctions {
       > SELECT _FUNC_(*) FROM VALUES (1, 'a') AS t(id, name);
        {"id":1,"name":"a"}
   """),
-      (children: Seq[Expression]) => CanonicalLineExpression(children, children.map(columnName)))
+      (children: Seq[Expression]) => CanonicalLineExpression(children, children.map(columnName))),
+    (
+      FunctionIdentifier(ProfileV1),
+      info(
+        ProfileV1,
+        classOf[ProfileV1Aggregate].getName,
+        "_FUNC_(n_buckets, key, cols...) - Aggregate: the profile-v1 numbers of the rows (docs/rows-v1.md " +
+          "section 12): the rows-v1 hash, a fingerprint per column and the row buckets, " +
+          "struct<row_count: bigint, sum1: bigint, sum2: bigint, data_hash: string, columns: array<struct<" +
+          "name: string, type: string, nulls: bigint, nans: bigint, sum1: bigint, sum2: bigint, " +
+          "fingerprint: string>>, buckets: binary>.",
+        """
+    Examples:
+      > SELECT _FUNC_(4, array('id'), *).columns[0].fingerprint FROM VALUES (1, 'a') AS t(id, name);
+       sha256:...
+  """,
+        BucketsArgument.replace("65536", "65536, or 0 for none (buckets is then null)") + """
+      * key - a literal array of the key's column names, array() for none (the buckets then follow the
+          whole row's hash)""" + ColsArgument),
+      (children: Seq[Expression]) => ProfileV1Aggregate(children, children.drop(2).map(columnName))),
+    (
+      FunctionIdentifier(BucketV1),
+      info(
+        BucketV1,
+        classOf[BucketV1Expression].getName,
+        "_FUNC_(cols..., n_buckets) - The profile-v1 bucket (an int from 0 to n_buckets - 1) of each row's key " +
+          "line made of these columns, as ubunye_profile_v1(n_buckets, array(<their names>), ...) counts it.",
+        """
+    Examples:
+      > SELECT * FROM VALUES (1, 'a'), (2, 'b') AS t(id, name) WHERE _FUNC_(id, 4) = 0;
+  """,
+        """
+      * cols - the key columns (their names come from the arguments, as for ubunye_rows_v1)""" +
+          BucketsArgument),
+      (children: Seq[Expression]) => BucketV1Expression(children, children.dropRight(1).map(columnName)))
   )
 
   /** Registers every function in the function registry of `spark`, an already running session. Fails, naming
