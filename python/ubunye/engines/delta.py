@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ubunye.config import IOConfig
 
 
@@ -129,4 +131,18 @@ def table_version(io: IOConfig, path: str, timestamp: datetime.datetime | None =
     return int(table.version())
 
 
-__all__ = ["table_version", "write_delta"]
+def dataset_version(io: IOConfig, base_dir: Path) -> int | None:
+    """:func:`table_version` of a Delta path input or output (io.timestamp read as ISO 8601, UTC when it names
+    no zone), None for anything else: the in-process engines' ``delta_version``."""
+    if io.format != "delta" or io.path is None:
+        return None
+    from ubunye.engines.paths import resolve_path
+
+    stamp = None
+    if io.timestamp is not None:
+        stamp = datetime.datetime.fromisoformat(io.timestamp.replace("Z", "+00:00"))
+        stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=datetime.UTC)
+    return table_version(io, resolve_path(io.path, base_dir), stamp)
+
+
+__all__ = ["dataset_version", "table_version", "write_delta"]

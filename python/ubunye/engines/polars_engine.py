@@ -167,12 +167,9 @@ class PolarsEngine:
         return profile_frame(frame, key=key, buckets=buckets)
 
     def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
-        if io.format != "delta" or io.path is None:
-            return None
-        from ubunye.engines.delta import table_version
+        from ubunye.engines.delta import dataset_version
 
-        stamp = _timestamp(io.timestamp) if io.timestamp is not None else None
-        return table_version(io, resolve_path(io.path, base_dir), stamp)
+        return dataset_version(io, base_dir)
 
     def native(self, frame: Any) -> pl.DataFrame:
         if type(frame).__module__.startswith("narwhals"):

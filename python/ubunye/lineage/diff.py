@@ -165,18 +165,9 @@ def diff_tables(a: pa.Table, b: pa.Table, key: list[str] | None = None, limit: i
                             CellChange(dict(zip(key, k, strict=True)), c, texts_a[c][ia[0]], texts_b[c][ib[0]])
                         )
             continue
-        left = Counter(line_b[j] for j in ib)
-        for i in ia:
-            if left[line_a[i]]:
-                left[line_a[i]] -= 1
-            else:
-                rows_a.append(i)
-        right = Counter(line_a[i] for i in ia)
-        for j in ib:
-            if right[line_b[j]]:
-                right[line_b[j]] -= 1
-            else:
-                rows_b.append(j)
+        gone, new = _unmatched(line_a, line_b, ia, ib)
+        rows_a += gone
+        rows_b += new
     rows_a.sort()
     rows_b.sort()
     only_a = Rows(len(rows_a), [_row(texts_a, i) for i in rows_a[:limit]])
@@ -197,10 +188,9 @@ def _groups(texts: dict[str, list[str]], key: list[str], n: int) -> dict[tuple[s
     return out
 
 
-def _multiset(
-    line_a: list[str], line_b: list[str], texts_a: Any, texts_b: Any, ia: range, ib: range, limit: int
-) -> tuple[Rows, Rows]:
-    left, right = Counter(line_b), Counter(line_a)
+def _unmatched(line_a: list[str], line_b: list[str], ia: Any, ib: Any) -> tuple[list[int], list[int]]:
+    """The rows of ``ia`` (in A) and ``ib`` (in B) left over once equal lines are paired off, as multisets."""
+    left, right = Counter(line_b[j] for j in ib), Counter(line_a[i] for i in ia)
     rows_a, rows_b = [], []
     for i in ia:
         if left[line_a[i]]:
@@ -212,6 +202,13 @@ def _multiset(
             right[line_b[j]] -= 1
         else:
             rows_b.append(j)
+    return rows_a, rows_b
+
+
+def _multiset(
+    line_a: list[str], line_b: list[str], texts_a: Any, texts_b: Any, ia: range, ib: range, limit: int
+) -> tuple[Rows, Rows]:
+    rows_a, rows_b = _unmatched(line_a, line_b, ia, ib)
     return (
         Rows(len(rows_a), [_row(texts_a, i) for i in rows_a[:limit]]),
         Rows(len(rows_b), [_row(texts_b, j) for j in rows_b[:limit]]),
