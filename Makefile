@@ -13,10 +13,10 @@ JARS := $(foreach l,$(JAR_LINES),python/ubunye/jars/ubunye-$(l)-$(VERSION).jar)
 SCALA_SRC := $(shell find jvm/src/main -type f 2>/dev/null) build.sbt project/build.properties project/SparkLine.scala
 SBT := bash tools/sbt
 
-.PHONY: help setup jar jvm-test lint pytest pandas2 floors spark-lines test demo bench clean
+.PHONY: help setup jar jvm-test lint quick pytest pandas2 floors spark-lines test demo bench clean
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
 $(STAMP): python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,9 +40,15 @@ jar: $(JARS) ## Build the Spark jars of every line with sbt (fetched from Maven 
 jvm-test: ## Run the JVM unit tests (ScalaTest) on every line: Spark 3.5 / 2.12 and 2.13, 4.0, 4.1
 	$(SBT) test
 
-lint: setup ## ruff over the Python package and tests
+lint: setup ## ruff over the Python package and tests, mypy (strict) over the package
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/mypy --config-file python/pyproject.toml python/ubunye
+
+# No jar and no JVM: the tests that need Spark or the jar are marked `spark` from the fixtures they take
+# (tests/conftest.py), so this tier builds nothing with sbt and starts no Spark.
+quick: lint ## The tier without jar or Spark: ruff, mypy (make lint) and pytest -m "not spark"
+	$(VENV)/bin/pytest -q -m "not spark" tests
 
 pytest: setup jar ## Run the Python test suite only
 	$(VENV)/bin/pytest -q tests

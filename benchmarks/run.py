@@ -1,8 +1,10 @@
 """`make bench`: rows-v1 speed, measured side by side in one run (never asserted in tests).
 
 Twin section: a generated 1,000,000-row table of 8 mixed columns; rows/s of hash_frame, of a naive per-row
-loop (json.dumps(sort_keys=True) + sha256), and of the SHA-256 floor (hashlib over the twin's lines, built
-beforehand). Spark section: 2,000,000 cached rows x 8 columns, local[2], the median of several runs of each.
+loop (json.dumps(sort_keys=True) + sha256), of the SHA-256 floor (hashlib over the twin's lines, built
+beforehand) and of profile_frame (profile-v1: rows-v1 + column fingerprints + 256 buckets). Spark section:
+2,000,000 cached rows x 8 columns, local[2], the median of several runs of each, ubunye_profile_v1 among them.
+Each section ends with issue 12's cost bar: the profile at most 2x rows-v1 alone, per engine.
 
 Records section (benchmarks/records.py): `ubunye lineage list -n 10` on 10,000 records on a local S3 server.
 
@@ -71,19 +73,30 @@ def _naive(table: pa.Table) -> None:
         total += int.from_bytes(hashlib.sha256(line.encode()).digest()[:8], "big")
 
 
-def twin_section(rows: int) -> list[str]:
+def _bar(what: str, ours: list[float], base: list[float]) -> str:
+    """Issue 12's cost bar: the profile at most 2x rows-v1 alone, as the median of per-round ratios (the two ran
+    back to back in each round, so a slow moment of a shared machine hits both) and their range."""
+    ratios = [a / b for a, b in zip(ours, base, strict=True)]
+    verdict = "within" if statistics.median(ratios) <= 2 else "OVER"
+    return (
+        f"- {what}: {statistics.median(ratios):.2f}x rows-v1 alone (rounds {min(ratios):.2f}x to "
+        f"{max(ratios):.2f}x): {verdict} the bar of 2x"
+    )
+
+
+def twin_section(rows: int, runs: int = 3) -> list[str]:
     table = _table(rows)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     hash_frame(table)  # warm-up: first-touch allocations, imports
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     built = [line for batch in _lines(table) for line in batch.cast(pa.binary()).to_pylist()]
     sha = hashlib.sha256
-    # hash_frame and the floor alternate over three rounds (medians), so a slow moment hits both alike;
-    # the naive loop, ~10x slower, runs once.
+    # hash_frame, the floor and the profiles alternate over the rounds (medians), so a slow moment hits all
+    # alike; the naive loop, ~10x slower, runs once.
     from ubunye.hashing.profile import profile_frame
 
     hashes, floors, profiles, keyed = [], [], [], []
-    for _ in range(3):
+    for _ in range(runs):
         hashes.append(_timed(lambda: hash_frame(table)))
         floors.append(_timed(lambda: [sha(b).digest() for b in built]))
         profiles.append(_timed(lambda: profile_frame(table, buckets=256)))
@@ -94,7 +107,7 @@ def twin_section(rows: int) -> list[str]:
     out = [
         f"### Twin: {rows:,} rows x 8 columns (int64, float64, string, bool, timestamp, decimal, date, nullable int)",
         "",
-        "| what | seconds (median of 3; naive: 1 run) | rows/s | vs hash_frame |",
+        f"| what | seconds (median of {runs}; naive: 1 run) | rows/s | vs hash_frame |",
         "|---|---:|---:|---:|",
         f"| hash_frame (rows-v1 twin) | {t_hash:.2f} | {rows / t_hash:,.0f} | 1.00x |",
         f"| naive loop: json.dumps(sort_keys) + sha256 per row | {t_naive:.2f} | {rows / t_naive:,.0f} | "
@@ -106,14 +119,23 @@ def twin_section(rows: int) -> list[str]:
         f"| profile_frame, key=[id]: + 256 key buckets | {t_keyed:.2f} | {rows / t_keyed:,.0f} | "
         f"{t_keyed / t_hash:.2f}x |",
         "",
+        "Cost of profile-v1 (issue 12: at most 2x rows-v1 alone):",
+        _bar("profile_frame vs hash_frame", profiles, hashes),
+        _bar("profile_frame key=[id] vs hash_frame", keyed, hashes),
+        "",
         f"Peak RSS grew by {(rss1 - rss0) / 1024:.0f} MiB during hash_frame (process peak {rss1 / 1024:.0f} MiB; "
         "lines are built one 65,536-row batch at a time).",
     ]
     return out
 
 
+_JVM_PROFILE = "ubunye_profile_v1(256, array(), *): + columns + 256 buckets"
+_JVM_KEYED = "ubunye_profile_v1(256, array('id'), *): key buckets"
+_ARROW_PROFILE = "jar-free profile (twin in mapInArrow)"
+
+
 def _profile_case(df: object, engine: str, key: list[str] | None) -> Callable[[], object]:
-    from ubunye.hashing.spark_profile import profile_spark
+    from ubunye.hashing.spark import profile_spark
 
     return lambda: profile_spark(df, key=key, buckets=256, engine=engine)
 
@@ -123,7 +145,7 @@ def spark_section(rows: int, runs: int) -> list[str]:
     from pyspark.sql import functions as F
 
     import ubunye.spark as us
-    from ubunye.hashing.spark_frame import hash_spark
+    from ubunye.hashing.spark import hash_spark
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
@@ -152,9 +174,9 @@ def spark_section(rows: int, runs: int) -> list[str]:
         ("to_json + sha2 + conv SQL expression", lambda: df.agg(F.expr(to_json_expr)).first()),
         ("ubunye_rows_v1(*) (the jar)", lambda: df.agg(F.expr("ubunye_rows_v1(*)")).first()),
         ("jar-free path (twin in mapInArrow)", lambda: hash_spark(df, engine="arrow")),
-        ("ubunye_profile_v1(256, array(), *): + columns + 256 buckets", _profile_case(df, "jvm", None)),
-        ("ubunye_profile_v1(256, array('id'), *): key buckets", _profile_case(df, "jvm", ["id"])),
-        ("jar-free profile (twin in mapInArrow)", _profile_case(df, "arrow", None)),
+        (_JVM_PROFILE, _profile_case(df, "jvm", None)),
+        (_JVM_KEYED, _profile_case(df, "jvm", ["id"])),
+        (_ARROW_PROFILE, _profile_case(df, "arrow", None)),
     ]
     spark.conf.set("spark.sql.ansi.enabled", "false")
     for _, fn in cases:
@@ -177,6 +199,14 @@ def spark_section(rows: int, runs: int) -> list[str]:
     for name, _ in cases:
         m = medians[name]
         out.append(f"| {name} | {m:.2f} | {rows / m:,.0f} | {m / base:.2f}x | {m / ours:.2f}x |")
+    rows_v1, jar_free = times["ubunye_rows_v1(*) (the jar)"], times["jar-free path (twin in mapInArrow)"]
+    out += [
+        "",
+        "Cost of profile-v1 (issue 12: at most 2x rows-v1 alone):",
+        _bar("ubunye_profile_v1 vs ubunye_rows_v1 (JVM)", times[_JVM_PROFILE], rows_v1),
+        _bar("ubunye_profile_v1 key=[id] vs ubunye_rows_v1 (JVM)", times[_JVM_KEYED], rows_v1),
+        _bar("jar-free profile vs jar-free rows-v1 (twin in mapInArrow)", times[_ARROW_PROFILE], jar_free),
+    ]
     spark.stop()
     return out
 
@@ -194,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, pyarrow {pa.__version__}"
     )
     print(f"Machine: {machine}\n")
-    print("\n".join(twin_section(args.rows)))
+    print("\n".join(twin_section(args.rows, args.runs)))
     if not args.no_spark:
         print()
         print("\n".join(spark_section(args.spark_rows, args.runs)))
@@ -203,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
 
         print()
         print("\n".join(records_section(args.records)))
+    from benchmarks.delta_incremental import delta_section
+
+    print()
+    print("\n".join(delta_section(spark=not args.no_spark)))
     return 0
 
 

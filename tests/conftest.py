@@ -1,4 +1,10 @@
-"""Shared fixtures: the conformance vectors and the one session-scoped `spark` fixture of the whole run."""
+"""Shared fixtures: the conformance vectors and the one session-scoped `spark` fixture of the whole run.
+
+A test that needs Spark says so by the fixture it takes: ``spark`` (the session), ``spark_child_env`` (Spark in a
+child process of its own) or ``ubunye_jar`` (the built jar), directly or through another fixture. The hook below
+marks each such test ``spark`` (no test marks itself), so ``pytest -m "not spark"`` (``make quick``) starts no
+JVM and needs no jar.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,37 @@ from ubunye.testing.vectors import load_vectors
 ROOT = Path(__file__).resolve().parent.parent
 VECTOR_DIR = ROOT / "tests" / "vectors"
 VECTORS = load_vectors(VECTOR_DIR)
+
+
+#: The fixtures that need a JVM or the ubunye jar.
+SPARK_FIXTURES = frozenset({"spark", "spark_child_env", "ubunye_jar"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the marks must be there when it looks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``spark`` every test whose fixture closure holds one of :data:`SPARK_FIXTURES`."""
+    for item in items:
+        # A parametrize argument is in the closure too, and may be called `spark` (a version string): not the fixture.
+        params = item.callspec.params if isinstance(item, pytest.Function) and hasattr(item, "callspec") else {}
+        if SPARK_FIXTURES.intersection(set(getattr(item, "fixturenames", ())) - set(params)):
+            item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture
+def spark_child_env() -> dict[str, str]:
+    """The environment for a test that starts Spark in a child process of its own (Spark Connect, a session
+    without Delta): this one, with this Python for the workers."""
+    pytest.importorskip("pyspark")
+    return dict(os.environ, PYSPARK_PYTHON=sys.executable)
+
+
+@pytest.fixture
+def ubunye_jar() -> Path:
+    """The ubunye jar of the installed pyspark (``make jar``); JarNotFoundError, not a skip, when it is missing."""
+    pytest.importorskip("pyspark")
+    import ubunye.spark as us
+
+    return us.jar_path()
 
 
 # --- the shared SparkSession: every test that takes the `spark` fixture, in any folder --------------------------

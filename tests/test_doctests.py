@@ -5,16 +5,19 @@ from __future__ import annotations
 import doctest
 import importlib
 import pkgutil
+from pathlib import Path
 
 import pytest
 
 import ubunye
 
-MODULES = sorted(
-    m.name
-    for m in pkgutil.walk_packages(ubunye.__path__, "ubunye.")
-    if m.name != "ubunye.demo" and not m.name.startswith("ubunye.testing.data")  # a script; data folders
-)
+
+def _checked(name: str) -> bool:
+    """Every module but the demo (a script) and the data folders (example tasks, vectors)."""
+    return name != "ubunye.demo" and not name.startswith("ubunye.testing.data")
+
+
+MODULES = sorted(["ubunye", *(m.name for m in pkgutil.walk_packages(ubunye.__path__, "ubunye.") if _checked(m.name))])
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -23,7 +26,23 @@ def test_docstring_examples(name):
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
 
 
+def test_every_module_of_the_package_is_run():
+    # walk_packages does not enter a folder without __init__.py: a module there would silently go unchecked.
+    root = Path(ubunye.__file__).parent
+    on_disk = {
+        ".".join(("ubunye", *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        for p in root.rglob("*.py")
+    }
+    assert {m for m in on_disk if _checked(m)} == set(MODULES)
+
+
 def test_the_public_modules_have_examples():
     # A public name without an example is easy to add and hard to notice: these modules must keep theirs.
-    for name in ["ubunye.hashing.frame", "ubunye.hashing.digest", "ubunye.lineage.store", "ubunye.hashing.port"]:
+    for name in [
+        "ubunye",
+        "ubunye.hashing.frame",
+        "ubunye.hashing.digest",
+        "ubunye.lineage.store",
+        "ubunye.hashing.port",
+    ]:
         assert doctest.testmod(importlib.import_module(name)).attempted > 0, name

@@ -23,11 +23,12 @@ def version() -> str:
 
 from ubunye.task import Task  # noqa: E402
 
-_LAZY = {"run_task": "ubunye.runner", "run_pipeline": "ubunye.runner"}
+_LAZY = {"run_task": "ubunye.runner", "run_pipeline": "ubunye.runner", "RunOptions": "ubunye.context"}
 
 
-def __getattr__(name: str):
-    """``run_task`` and ``run_pipeline`` are imported on first use (they pull in pandas, DuckDB, ...)."""
+def __getattr__(name: str) -> object:
+    """``run_task``, ``run_pipeline`` and ``RunOptions`` are imported on first use (the runner pulls in pandas,
+    DuckDB, ...)."""
     if name in _LAZY:
         import importlib
 
@@ -36,4 +37,4 @@ def __getattr__(name: str):
     raise AttributeError(msg)
 
 
-__all__ = ["Task", "__version__", "run_pipeline", "run_task", "version"]
+__all__ = ["RunOptions", "Task", "__version__", "run_pipeline", "run_task", "version"]

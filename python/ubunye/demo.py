@@ -74,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
             print(render(entry.record) if entry.record else f"{entry.path}: {entry.problem}")
             print()
         last = store.records("shop", "daily", "revenue")[-1]
-        print(f"record file: {store.path_of(last).relative_to(usecase_dir)}")
-        print(store.path_of(last).read_text()[:1200] + "  ...")
+        path = store.path_of(last)
+        assert isinstance(path, Path)  # the usecase's own store, on disk
+        print(f"record file: {path.relative_to(usecase_dir)}")
+        print(path.read_text()[:1200] + "  ...")
         _story(usecase_dir, dt)
     return 0
 

@@ -18,15 +18,19 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ubunye.config.model import RULES, Expectations
 from ubunye.lineage.record import ExpectationResult
 
+if TYPE_CHECKING:
+    from ubunye.engines import Engine
+
 VIEW = "ubunye_target"
 
 
-def _literal(value: Any, engine: Any) -> str:
+def _literal(value: object, engine: Engine[Any]) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int | float):
@@ -37,11 +41,11 @@ def _literal(value: Any, engine: Any) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _count(engine: Any, frame: Any, where: str) -> int:
+def _count(engine: Engine[Any], frame: object, where: str) -> int:
     return int(engine.scalar(f"SELECT COUNT(*) FROM {VIEW} WHERE {where}", {VIEW: frame}))
 
 
-def _run(result: ExpectationResult, func: Any) -> ExpectationResult:
+def _run(result: ExpectationResult, func: Callable[..., tuple[int, bool]]) -> ExpectationResult:
     try:
         result.observed, result.passed = func()
     except Exception as exc:
@@ -50,7 +54,7 @@ def _run(result: ExpectationResult, func: Any) -> ExpectationResult:
     return result
 
 
-def check(expectations: Expectations, frame: Any, engine: Any) -> list[ExpectationResult]:
+def check(expectations: Expectations, frame: object, engine: Engine[Any]) -> list[ExpectationResult]:
     """Check every rule of one target on ``frame``; a rule that cannot be evaluated fails with ``error``."""
     q = engine.quote
     out: list[ExpectationResult] = []
@@ -60,13 +64,13 @@ def check(expectations: Expectations, frame: Any, engine: Any) -> list[Expectati
             continue
         spec = expectations.rules[rule]
 
-        def res(column: str | None = None, params: Any = None, _rule: str = rule) -> ExpectationResult:
+        def res(column: str | None = None, params: object = None, _rule: str = rule) -> ExpectationResult:
             return ExpectationResult(expectations.target, _rule, False, None, column, params, sev)
 
         if rule == "row_count":
             lo, hi = spec.get("min"), spec.get("max")
 
-            def rows(lo: Any = lo, hi: Any = hi) -> tuple[int, bool]:
+            def rows(lo: int | None = lo, hi: int | None = hi) -> tuple[int, bool]:
                 n = int(engine.scalar(f"SELECT COUNT(*) FROM {VIEW}", {VIEW: frame}))
                 return n, (lo is None or n >= lo) and (hi is None or n <= hi)
 

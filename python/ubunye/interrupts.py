@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+
+#: What ``signal.signal`` takes and returns: a function, SIG_DFL or SIG_IGN, or None (a handler not set from Python).
+_Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
 
 class Interrupted(BaseException):
@@ -50,7 +52,7 @@ class SignalGuard:
 
     def __init__(self) -> None:
         self.pending: int | None = None
-        self._saved: dict[int, Any] = {}
+        self._saved: dict[int, _Handler] = {}
 
     def _raise(self, signum: int, _frame: FrameType | None) -> None:
         raise Interrupted(signum)
@@ -58,7 +60,7 @@ class SignalGuard:
     def _note(self, signum: int, _frame: FrameType | None) -> None:
         self.pending = self.pending or signum
 
-    def _install(self, handler: Any, signals: tuple[signal.Signals, ...] = _SIGNALS) -> None:
+    def _install(self, handler: _Handler, signals: tuple[signal.Signals, ...] = _SIGNALS) -> None:
         for sig in signals:
             previous = signal.signal(sig, handler)
             self._saved.setdefault(sig, previous)

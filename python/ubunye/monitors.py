@@ -1,9 +1,24 @@
-"""Monitors: objects told when a task starts and ends. ``LineageRecorder`` is one.
+"""Monitors: objects told when a task starts, reaches a checkpoint and ends. ``LineageRecorder`` is one.
 
-A monitor has ``task_start(**kwargs)`` and ``task_end(**kwargs)``. task_end receives the 0.7 arguments
-(context, run_id, status, outputs, error, duration) and the evidence added with record v2 (inputs,
-expectations, timings) -- the latter only if it accepts them by name or takes ``**kwargs``, so monitors written
-for 0.7 keep working. A monitor that raises is logged with its name and never fails the run.
+A monitor has any of ``task_start(**kwargs)``, ``task_checkpoint(**kwargs)`` and ``task_end(**kwargs)``, each
+called through :func:`call_monitor` with the arguments it accepts. task_end receives the 0.7 arguments (context,
+run_id, status, outputs, error, duration) and the evidence added with record v2 (inputs, expectations,
+timings) -- the latter only if it accepts them by name or takes ``**kwargs``, so monitors written for 0.7 keep
+working; task_checkpoint receives the same, status ``running``, just before each output is committed. A monitor
+that raises is logged with its name and never fails the run, unless it is *essential* (``essential = True``,
+as the recorder is): then its error is the run's (docs/tasks-and-records.md, "Order of a run"). Essential
+monitors start first and end last, so the record exists before anyone hears of the run and holds what the
+others noted.
+
+Which monitors a run has, and what they are built with, is decided in one place, :func:`build_monitors`: the
+recorder when the run is recorded, config.yaml's ``openlineage`` and ``module:Class`` entries, then the caller's.
+The runner never asks a monitor what to hash: whether inputs and outputs are hashed is in the run's
+:class:`~ubunye.context.RunOptions`.
+
+How does a monitor get the record path? From the RunOptions it is built with: ``options.record_path(context)``
+(the record store is ``options.store``, resolved once from ``records=`` / ``--records`` / ``$UBUNYE_RECORDS``,
+else ``<usecase_dir>/.ubunye/lineage``); the recorder writes to that store and the runner's
+``RunResult.record_path`` is the same call.
 
 Example:
     >>> class Old:
@@ -15,32 +30,51 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import inspect
 import logging
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ubunye.exceptions import ConfigError
+from ubunye.lineage.openlineage import OpenLineageMonitor
+from ubunye.lineage.recorder import LineageRecorder
+
+if TYPE_CHECKING:
+    from ubunye.context import RunContext, RunOptions
 
 log = logging.getLogger("ubunye")
 
-#: Arguments task_end gained with run record v2.
-NEW_TASK_END_ARGS = ("inputs", "expectations", "timings")
-
 
 class Monitor(Protocol):
-    """What a monitor looks like (both methods optional)."""
+    """What a monitor looks like (every method optional; ``essential`` False unless set)."""
+
+    #: True: the run fails with this monitor's errors instead of logging them.
+    essential: bool
 
     def task_start(self, **kwargs: Any) -> None:
         """Called before anything is read (context, run_id)."""
+
+    def task_checkpoint(self, **kwargs: Any) -> None:
+        """Called just before each output is committed, with the evidence so far (status ``running``)."""
 
     def task_end(self, **kwargs: Any) -> None:
         """Called once the run ended, successfully or not."""
 
 
-def monitor_name(monitor: Any) -> str:
+def monitor_name(monitor: object) -> str:
     """``monitor.name`` if it has one, else its class name."""
     return str(getattr(monitor, "name", None) or type(monitor).__name__)
 
 
-def accepted_kwargs(func: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+def is_essential(monitor: object) -> bool:
+    """Whether the run fails with the monitor's errors (its ``essential`` attribute, False if it has none)."""
+    return bool(getattr(monitor, "essential", False))
+
+
+def accepted_kwargs(func: Callable[..., object], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The subset of ``kwargs`` that ``func`` accepts (all of them if it takes ``**kwargs``)."""
     try:
         params = inspect.signature(func).parameters.values()
@@ -52,14 +86,127 @@ def accepted_kwargs(func: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k in names}
 
 
-def call_monitor(monitor: Any, hook: str, **kwargs: Any) -> bool:
-    """Call ``monitor.<hook>`` with the arguments it accepts; log (never raise) if it fails. True if it ran."""
+def call_monitor(monitor: object, hook: str, **kwargs: Any) -> bool:
+    """Call ``monitor.<hook>`` with the arguments it accepts; True if it ran, False if it has no such hook.
+
+    If it fails, a monitor is logged and False returned; an essential one's error is raised for the caller.
+
+    Example:
+        >>> class Strict:
+        ...     essential = True
+        ...     def task_start(self, **_):
+        ...         raise OSError("disk full")
+        >>> call_monitor(Strict(), "task_end")
+        False
+        >>> call_monitor(Strict(), "task_start")
+        Traceback (most recent call last):
+        ...
+        OSError: disk full
+    """
     func = getattr(monitor, hook, None)
     if func is None:
         return False
     try:
         func(**accepted_kwargs(func, kwargs))
     except Exception as exc:
+        if is_essential(monitor):
+            raise
         log.warning("monitor %s failed in %s: %s: %s", monitor_name(monitor), hook, type(exc).__name__, exc)
         return False
     return True
+
+
+def build_monitors(
+    context: RunContext, options: RunOptions, extra: Sequence[object] = ()
+) -> tuple[RunOptions, list[object]]:
+    """The run's options settled for its config, and its monitors built with them.
+
+    The recorder (when the run is recorded) writes to ``options.store`` and states the inputs' hashing the
+    runner follows; the ``openlineage`` monitor is given the options and the recorder (whose record it notes
+    its events in). ``extra`` monitors come last, as given. A ``LineageRecorder`` among them is the run's
+    recorder, as it was made (``LineageRecorder(hash_inputs=False)`` records the run without hashing inputs;
+    its own ``store``, if it has one, is the run's).
+
+    Raises:
+        ConfigError: a ``CONFIG.monitors`` entry cannot be made (naming config.yaml and the entry).
+
+    Example (the example usecase's revenue task, whose config.yaml lists ``lineage``):
+        >>> import shutil, tempfile
+        >>> import ubunye.testing
+        >>> from ubunye.context import RunOptions
+        >>> from ubunye.runner import prepare
+        >>> usecase_dir = Path(tempfile.mkdtemp())
+        >>> _ = shutil.copytree(Path(ubunye.testing.__file__).parent / "data/examples/shop", usecase_dir / "shop")
+        >>> ctx = prepare(usecase_dir / "shop/daily/revenue", engine="pandas")
+        >>> options, monitors = build_monitors(ctx, RunOptions())
+        >>> [type(m).__name__ for m in monitors], monitors[0].store is options.store
+        (['LineageRecorder'], True)
+        >>> options.record_path(ctx).relative_to(usecase_dir).parent.as_posix()
+        '.ubunye/lineage/shop/daily/revenue'
+        >>> build_monitors(ctx, RunOptions(lineage=False))[1]
+        []
+        >>> shutil.rmtree(usecase_dir)
+    """
+    given = [m for m in extra if isinstance(m, LineageRecorder)]
+    if given:
+        options = dataclasses.replace(
+            options,
+            lineage=True,
+            hash_inputs=any(r.hash_inputs for r in given) if options.hash_inputs is None else options.hash_inputs,
+            store=next((r.store for r in given if r.store is not None), options.store),
+        )
+    options = options.settle(context.config, context.usecase_dir)
+    for r in given:  # the record states what the run does, and goes where the run says
+        r.hash_inputs, r.store = bool(options.hash_inputs), r.store or options.store
+    built: list[object] = []
+    recorder = given[0] if given else None
+    if recorder is None and options.lineage:
+        recorder = LineageRecorder(hash_inputs=bool(options.hash_inputs), store=options.store)
+        built.append(recorder)
+    path = context.config.path
+    for i, m in enumerate(context.config.monitors):
+        if m.type == "lineage":
+            continue  # its params are in the options; the recorder is built above
+        if m.type == "openlineage":
+            try:
+                built.append(OpenLineageMonitor(**m.params))
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: CONFIG.monitors[{i}]: {exc}") from None
+        elif ":" in m.type:
+            built.append(_custom_monitor(path, i, m.type, m.params))
+        else:
+            msg = f"{path}: CONFIG.monitors[{i}]: unknown monitor {m.type!r} (use lineage, openlineage or module:Class)"
+            raise ConfigError(msg)
+    built += list(extra)
+    for monitor in built:
+        if isinstance(monitor, OpenLineageMonitor):
+            monitor.options = monitor.options or options
+            monitor.recorder = monitor.recorder or recorder
+    return options, built
+
+
+def _custom_monitor(path: Path, i: int, spec: str, params: Mapping[str, Any]) -> object:
+    """``module:Class`` from config.yaml: only a class with a monitor's hook is made, never any callable.
+
+    (``os:system`` with ``params: {command: ...}`` would otherwise run a shell command from a config file.)
+    """
+    key = f"{path}: CONFIG.monitors[{i}]"
+    module, _, attr = spec.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), attr)
+    except ImportError as exc:
+        msg = f"{key}: cannot import {module!r} for monitor {spec!r}: {exc}"
+        raise ConfigError(msg) from exc
+    except AttributeError as exc:
+        msg = f"{key}: module {module!r} has no {attr!r} (monitor {spec!r})"
+        raise ConfigError(msg) from exc
+    hooks = [h for h in ("task_start", "task_end") if callable(getattr(found, h, None))]
+    if not inspect.isclass(found) or not hooks:
+        msg = f"{key}: {spec!r} is not a monitor class (a class with task_start or task_end)"
+        raise ConfigError(msg)
+    try:
+        made: object = found(**params)
+    except TypeError as exc:
+        msg = f"{key}: monitor {spec!r} does not take params {sorted(params)}: {exc}"
+        raise ConfigError(msg) from exc
+    return made

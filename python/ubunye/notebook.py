@@ -19,9 +19,11 @@ The same call anywhere, here on pandas in a temporary copy of the example usecas
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ubunye.context import RunOptions
 from ubunye.runner import RunResult, run_task
 
 
@@ -43,7 +45,7 @@ def run(
     engine: str | None = None,
     lineage: bool | None = True,
     spark: Any = None,
-    monitors: Any = (),
+    monitors: Sequence[object] = (),
     records: str | Path | None = None,
     storage_options: dict[str, Any] | None = None,
 ) -> RunResult:
@@ -55,6 +57,7 @@ def run(
     elsewhere, e.g. a Unity Catalog volume (``/Volumes/main/ops/records``) or ``s3://bucket/records``, which
     outlive the cluster (see :func:`ubunye.runner.run_task`).
     """
+    options = RunOptions.resolve(lineage=lineage, records=records, storage_options=storage_options)
     spark = spark or active_spark()
     if engine is None and spark is not None:
         engine = "spark"
@@ -64,10 +67,8 @@ def run(
         dtf=dtf,
         mode=mode,
         engine=engine,
-        lineage=lineage,
         spark=spark,
         monitors=monitors,
         entry_point="notebook",
-        records=records,
-        storage_options=storage_options,
+        options=options,
     )

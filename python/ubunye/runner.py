@@ -1,27 +1,27 @@
 """Running tasks: ``run_task`` (one task folder) and ``run_pipeline`` (several tasks of one package).
 
 Every entry point (CLI, these functions, the notebook) goes through :func:`execute`, so a task has one
-identity -- usecase/package/task from the folder's place -- and one record store.
+identity -- usecase/package/task from the folder's place -- and one record store. What a run hashes and where
+its record goes are its :class:`~ubunye.context.RunOptions`; its monitors are built by
+:func:`ubunye.monitors.build_monitors` and called only through :mod:`ubunye.monitors`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
-import inspect
 import logging
 import signal
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ubunye import expectations as expect
-from ubunye.config import IOConfig, load_config
-from ubunye.context import RunContext, new_run_id, utc_now
+from ubunye.config import IOConfig, TaskConfig, load_config
+from ubunye.context import RunContext, RunOptions, new_run_id, utc_now
 from ubunye.engines import Engine, get_engine, local_path, location
 from ubunye.engines.locks import output_lock
 from ubunye.exceptions import ConfigError, EngineError, ExpectationError, RunInterrupted, TaskError, UbunyeError
@@ -29,11 +29,10 @@ from ubunye.interrupts import Interrupted, SignalGuard
 from ubunye.interrupts import describe as interruption
 from ubunye.lineage.profiles import profile_fields
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing
-from ubunye.lineage.recorder import LineageRecorder
 from ubunye.lineage.redact import mask_text, remember_secrets
 from ubunye.lineage.secrets import secret_values
-from ubunye.lineage.store import RecordStore, records_location
-from ubunye.monitors import accepted_kwargs, call_monitor, monitor_name
+from ubunye.lineage.store import RecordStore, RecordURL
+from ubunye.monitors import accepted_kwargs, build_monitors, call_monitor, is_essential, monitor_name
 from ubunye.paths import check_outputs, check_schemes, check_task_dir, check_template_vars, task_folder
 from ubunye.task import load_task_class
 
@@ -47,7 +46,7 @@ class RunResult:
     run_id: str
     status: str
     outputs: dict[str, Any] = field(default_factory=dict)
-    record_path: Path | None = None
+    record_path: Path | RecordURL | None = None
     error: ErrorInfo | None = None
     context: RunContext | None = None
 
@@ -73,80 +72,28 @@ class _Run:
             self.timings.append(Timing(stage, name, round(time.perf_counter() - start, 6)))
 
 
-def _monitors(
-    ctx: RunContext, lineage: bool | None, extra: Sequence[Any], store: RecordStore | None = None
-) -> list[Any]:
-    from ubunye.lineage.openlineage import OpenLineageMonitor  # its client is imported only when one is made
-
-    out: list[Any] = []
-    for i, m in enumerate(ctx.config.monitors):
-        if m.type == "lineage":
-            if lineage is not False:
-                params = {k: v for k, v in m.params.items() if k != "sample_fraction"}
-                out.append(LineageRecorder(**params))
-        elif m.type == "openlineage":
-            try:
-                out.append(OpenLineageMonitor(**m.params))
-            except ConfigError as exc:
-                raise ConfigError(f"{ctx.config.path}: CONFIG.monitors[{i}]: {exc}") from None
-        elif ":" in m.type:
-            out.append(_custom_monitor(ctx.config.path, i, m.type, m.params))
-        else:
-            msg = f"{ctx.config.path}: CONFIG.monitors[{i}]: unknown monitor {m.type!r}"
-            msg += " (use lineage, openlineage or module:Class)"
-            raise ConfigError(msg)
-    if lineage and not any(isinstance(m, LineageRecorder) for m in out):
-        out.append(LineageRecorder())
-    out += list(extra)
-    # One setting says where records go: every recorder of the run writes there, and monitors that name the
-    # record (openlineage) find it through the recorder.
-    recorder = next((m for m in out if isinstance(m, LineageRecorder)), None)
-    for m in out:
-        if isinstance(m, LineageRecorder) and m.store is None:
-            m.store = store
-        if isinstance(m, OpenLineageMonitor) and m.recorder is None:
-            m.recorder = recorder
-    return out
-
-
-def _custom_monitor(path: Path, i: int, spec: str, params: dict[str, Any]) -> Any:
-    """``module:Class`` from config.yaml: only a class with task_start or task_end is made, never any callable.
-
-    (``os:system`` with ``params: {command: ...}`` would otherwise run a shell command from a config file.)
-    """
-    key = f"{path}: CONFIG.monitors[{i}]"
-    module, _, attr = spec.partition(":")
-    try:
-        found = getattr(importlib.import_module(module), attr)
-    except ImportError as exc:
-        msg = f"{key}: cannot import {module!r} for monitor {spec!r}: {exc}"
-        raise ConfigError(msg) from exc
-    except AttributeError as exc:
-        msg = f"{key}: module {module!r} has no {attr!r} (monitor {spec!r})"
-        raise ConfigError(msg) from exc
-    hooks = [h for h in ("task_start", "task_end") if callable(getattr(found, h, None))]
-    if not inspect.isclass(found) or not hooks:
-        msg = f"{key}: {spec!r} is not a monitor class (a class with task_start or task_end)"
-        raise ConfigError(msg)
-    try:
-        return found(**params)
-    except TypeError as exc:
-        msg = f"{key}: monitor {spec!r} does not take params {sorted(params)}: {exc}"
-        raise ConfigError(msg) from exc
-
-
-def _dataset(name: str, io: Any, ctx: RunContext, **kw: Any) -> DatasetRecord:
+def _dataset(
+    name: str,
+    io: IOConfig,
+    ctx: RunContext,
+    *,
+    mode: str | None = None,
+    written: bool | None = None,
+    hash_error: str | None = None,
+) -> DatasetRecord:
     return DatasetRecord(
         name=name,
         format=io.format or ("table" if io.table else None),
         location=location(io, ctx.usecase_dir),
         version=io.version,
         timestamp=io.timestamp,
-        **kw,
+        mode=mode,
+        written=written,
+        hash_error=hash_error,
     )
 
 
-def _hash_into(record: DatasetRecord, frame: Any, engine: Engine, io: IOConfig, where: str) -> None:
+def _hash_into(record: DatasetRecord, frame: Any, engine: Engine[Any], io: IOConfig, where: str) -> None:
     """The rows-v1 hash into ``record``, with the profile (docs/rows-v1.md section 12) in the same pass unless
     the dataset turns it off. A key naming no column of the frame fails the run (a ConfigError naming ``where``,
     the dataset's config key) before any output is written; a profile that cannot be computed otherwise leaves
@@ -174,7 +121,7 @@ def _hash_into(record: DatasetRecord, frame: Any, engine: Engine, io: IOConfig, 
             setattr(record, name, value)
 
 
-def _pinned(engine: Engine, io: IOConfig, base_dir: Path) -> tuple[IOConfig, int | None]:
+def _pinned(engine: Engine[Any], io: IOConfig, base_dir: Path) -> tuple[IOConfig, int | None]:
     """A Delta input pinned to the version current now (or the one its time travel names), read at exactly that
     version, so the record's version is the version read even when a writer commits meanwhile."""
     find = getattr(engine, "delta_version", None)  # engines written before it have none
@@ -184,16 +131,17 @@ def _pinned(engine: Engine, io: IOConfig, base_dir: Path) -> tuple[IOConfig, int
     return dataclasses.replace(io, version=version, timestamp=None), version
 
 
-def _written_version(engine: Engine, io: IOConfig, base_dir: Path) -> int | None:
+def _written_version(engine: Engine[Any], io: IOConfig, base_dir: Path) -> int | None:
     """The Delta version an output's write made: the latest, read while the output's lock is still held."""
     find = getattr(engine, "delta_version", None)
     if find is None or io.format != "delta":
         return None
     try:
-        return find(io, base_dir)
+        version: int | None = find(io, base_dir)
     except Exception as exc:  # the data is committed; a version that cannot be read back is only not recorded
         log.warning("output %r: could not read the Delta version written: %s: %s", io.name, type(exc).__name__, exc)
         return None
+    return version
 
 
 def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
@@ -203,7 +151,7 @@ def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
         return {name: ctx.engine.sql(cfg.transform["query"], sources)}
     cls = load_task_class(ctx.task_dir)
     task = cls(config=cfg, engine=ctx.engine, dt=ctx.dt, dtf=ctx.dtf, mode=ctx.mode)
-    result = task.transform(dict(sources))
+    result: object = task.transform(dict(sources))  # user code: checked, whatever its annotation says
     if not isinstance(result, dict):
         msg = f"{cls.__name__}.transform returned {type(result).__name__}, expected a dict of output frames"
         raise TaskError(msg)
@@ -222,18 +170,18 @@ def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
     return native
 
 
-def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
+def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) -> RunResult:
     """Run one task with its monitors: read, transform, check, write; record everything, even on failure.
 
-    An essential monitor (the LineageRecorder) that cannot write the record at the start stops the run before
-    anything is read; one that cannot write it at the end makes the run fail. Outputs are written under a lock
-    per output location, held until the final record is written, and each output is committed only after a
-    checkpoint record carrying its hash (docs/tasks-and-records.md, "Order of a run").
+    ``options`` (as :func:`~ubunye.monitors.build_monitors` settled them with ``monitors``) say what is hashed
+    and where the record is. An essential monitor (the LineageRecorder) that cannot write the record at the
+    start stops the run before anything is read; one that cannot write it at the end makes the run fail.
+    Outputs are written under a lock per output location, held until the final record is written, and each
+    output is committed only after a checkpoint record carrying its hash (docs/tasks-and-records.md, "Order of
+    a run").
     """
     cfg, engine, run, guard = ctx.config, ctx.engine, _Run(), SignalGuard()
-    hashers = [m for m in monitors if getattr(m, "wants_hashes", False)]
-    hash_outputs = bool(hashers)
-    hash_inputs = any(getattr(m, "hash_inputs", True) for m in hashers)
+    hash_outputs, hash_inputs = bool(options.hash_outputs), bool(options.hash_inputs)
     _start(ctx, monitors)
     start, held, produced, failure = time.perf_counter(), [], {}, None
     with ExitStack() as locks:
@@ -274,14 +222,13 @@ def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
                 _release(engine, frame)
             error = _error(run, failure)
             ended = _end(ctx, monitors, _evidence(ctx, run, status, start, error))
-    recorder = next((m for m in monitors if isinstance(m, LineageRecorder)), None)
-    path = recorder.path if recorder else None
+    path = options.record_path(ctx)
     result = RunResult(ctx.run_id, status, produced if status == "success" else {}, path, error, ctx)
     name = f"task {ctx.usecase}/{ctx.package}/{ctx.task}"
     where = f" (record: {path})" if path else ""
     if failure is not None:
-        why = interruption(failure) or f"{failure}"
-        new = _failure_error(failure, mask_text(f"{name} failed in {error.stage}: {why}{where}"))
+        why, stage = interruption(failure) or f"{failure}", error.stage if error is not None else run.stage
+        new = _failure_error(failure, mask_text(f"{name} failed in {stage}: {why}{where}"))
     elif ended is not None:
         new = TaskError(mask_text(f"{name} wrote its outputs but its final record could not be written: {ended}"))
     elif guard.pending is not None:
@@ -295,7 +242,7 @@ def execute(ctx: RunContext, monitors: Sequence[Any]) -> RunResult:
     raise new from failure
 
 
-def _lockable(engine: Engine, where: str | None) -> str | None:
+def _lockable(engine: Engine[Any], where: str | None) -> str | None:
     """The driver-local path to lock for an output, or None (a table, an object store, Spark's HDFS/DBFS)."""
     if not where:
         return None
@@ -304,7 +251,14 @@ def _lockable(engine: Engine, where: str | None) -> str | None:
     return None if root is None else str(root)
 
 
-def _write(engine: Engine, frame: Any, io: Any, base_dir: Path, hook: Any, guard: SignalGuard) -> None:
+def _write(
+    engine: Engine[Any],
+    frame: Any,
+    io: IOConfig,
+    base_dir: Path,
+    hook: Callable[[SignalGuard | None], None],
+    guard: SignalGuard,
+) -> None:
     """One output through the engine, with the checkpoint record written just before it is committed."""
     if "before_commit" in accepted_kwargs(engine.write, {"before_commit": None}):
         engine.write(frame, io, base_dir, before_commit=lambda: hook(guard))
@@ -330,7 +284,7 @@ def _read(ctx: RunContext, run: _Run, hash_inputs: bool) -> dict[str, Any]:
     return sources
 
 
-def _release(engine: Engine, frame: Any) -> None:
+def _release(engine: Engine[Any], frame: Any) -> None:
     try:
         engine.release(frame)
     except Exception as exc:  # an unpersist that fails must not hide how the run ended
@@ -377,19 +331,13 @@ def _evidence(ctx: RunContext, run: _Run, status: str, start: float, error: Erro
     }
 
 
-def _essential(monitor: Any) -> bool:
-    return bool(getattr(monitor, "essential", False))
-
-
-def _start(ctx: RunContext, monitors: Sequence[Any]) -> None:
-    """task_start for every monitor; an essential one that fails means the run does not start."""
-    for m in monitors:
-        if not _essential(m):
-            call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id)
-            continue
+def _start(ctx: RunContext, monitors: Sequence[object]) -> None:
+    """task_start for every monitor, essential ones first; an essential one that fails means the run does not
+    start (and the others never hear of it)."""
+    for m in sorted(monitors, key=lambda m: not is_essential(m)):
         try:
-            m.task_start(context=ctx, run_id=ctx.run_id)
-        except Exception as exc:
+            call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id)
+        except Exception as exc:  # only an essential monitor's error reaches here
             msg = mask_text(
                 f"task {ctx.usecase}/{ctx.package}/{ctx.task} did not start: monitor {monitor_name(m)} could not "
                 f"write the run record: {type(exc).__name__}: {exc}"
@@ -397,11 +345,13 @@ def _start(ctx: RunContext, monitors: Sequence[Any]) -> None:
             raise TaskError(msg) from exc
 
 
-def _checkpoint(ctx: RunContext, monitors: Sequence[Any], run: _Run, start: float, guard: SignalGuard | None) -> None:
+def _checkpoint(
+    ctx: RunContext, monitors: Sequence[object], run: _Run, start: float, guard: SignalGuard | None
+) -> None:
     """Before an output is committed, the record on disk carries its hash (status still running).
 
-    An essential monitor that cannot write it stops the commit: new data nobody's record vouches for is worse
-    than yesterday's data with yesterday's record.
+    An essential monitor that cannot write it stops the commit (its error propagates): new data nobody's record
+    vouches for is worse than yesterday's data with yesterday's record.
     """
     # From the checkpoint until the output is marked written, a signal waits: the record must not say "not
     # written" about rows the commit already swapped in.
@@ -409,29 +359,25 @@ def _checkpoint(ctx: RunContext, monitors: Sequence[Any], run: _Run, start: floa
         guard.hold()
     evidence = _evidence(ctx, run, "running", start, None)
     for m in monitors:
-        if _essential(m) and hasattr(m, "task_checkpoint"):
-            m.task_checkpoint(**evidence)
+        call_monitor(m, "task_checkpoint", **evidence)
 
 
-def _end(ctx: RunContext, monitors: Sequence[Any], evidence: dict[str, Any]) -> str | None:
+def _end(ctx: RunContext, monitors: Sequence[object], evidence: dict[str, Any]) -> str | None:
     """task_end for every monitor; what an essential one failed with (it must not pass silently), else None.
 
     The other monitors end first, so what they note in the record (an event backend that failed) is in the
     final record the essential one writes.
     """
     failed = None
-    for m in sorted(monitors, key=_essential):
-        if not _essential(m):
-            call_monitor(m, "task_end", **evidence)
-            continue
+    for m in sorted(monitors, key=is_essential):
         try:
-            m.task_end(**accepted_kwargs(m.task_end, evidence))
-        except Exception as exc:
+            call_monitor(m, "task_end", **evidence)
+        except Exception as exc:  # only an essential monitor's error reaches here
             failed = f"monitor {monitor_name(m)}: {type(exc).__name__}: {exc}"
     return failed
 
 
-def _check(run: _Run, cfg: Any, frames: dict[str, Any], side: str, engine: Engine) -> None:
+def _check(run: _Run, cfg: TaskConfig, frames: dict[str, Any], side: str, engine: Engine[Any]) -> None:
     rules = [e for e in cfg.expectations if e.target.startswith(side + ".")]
     if not rules:
         return
@@ -465,7 +411,7 @@ def prepare(
     dt: str | None = None,
     dtf: str | None = None,
     mode: str | None = None,
-    engine: str | Engine | None = None,
+    engine: str | Engine[Any] | None = None,
     spark: Any = None,
     entry_point: str = "python",
 ) -> RunContext:
@@ -499,13 +445,14 @@ def run_task(
     dt: str | None = None,
     dtf: str | None = None,
     mode: str | None = None,
-    engine: str | Engine | None = None,
+    engine: str | Engine[Any] | None = None,
     lineage: bool | None = None,
-    monitors: Sequence[Any] = (),
+    monitors: Sequence[object] = (),
     spark: Any = None,
     entry_point: str = "python",
     records: str | Path | RecordStore | None = None,
     storage_options: dict[str, Any] | None = None,
+    options: RunOptions | None = None,
 ) -> RunResult:
     """Run the task in ``task_dir`` (``<usecase_dir>/<usecase>/<package>/<task>``).
 
@@ -520,11 +467,14 @@ def run_task(
             ``$UBUNYE_RECORDS``, else ``<usecase_dir>/.ubunye/lineage``. An object store is checked before
             anything runs: one that cannot be reached fails the run before it reads or writes anything.
         storage_options: for a records URL, passed to its fsspec filesystem (``endpoint_url``, ``profile``...).
+        options: instead of ``lineage``, ``records`` and ``storage_options``: the run's options, e.g.
+            ``RunOptions.resolve(lineage=True, hash_inputs=False)`` to record a run without hashing its inputs.
 
     Raises:
         TaskError: the run failed (read, transform, expectations, write); the record, if any, is written first.
         ConfigError: config.yaml is invalid.
         RecordError: the records location is unknown, its filesystem not installed, or it cannot be reached.
+        UbunyeError: ``options`` given together with ``lineage``, ``records`` or ``storage_options``.
 
     Example (the example usecase's orders, then revenue from them, on pandas in a temporary copy):
         >>> import shutil, tempfile
@@ -539,15 +489,20 @@ def run_task(
         ('success', ['revenue'], '.ubunye/lineage/shop/daily/revenue')
         >>> shutil.rmtree(usecase_dir)
     """
-    store = _record_store(records, storage_options) if lineage is not False else None
+    if options is None:
+        options = RunOptions.resolve(lineage=lineage, records=records, storage_options=storage_options)
+    elif any(given is not None for given in (lineage, records, storage_options)):
+        msg = "run_task takes options= or lineage=/records=/storage_options=, not both"
+        raise UbunyeError(msg)
     ctx = prepare(task_dir, dt=dt, dtf=dtf, mode=mode, engine=engine, spark=spark, entry_point=entry_point)
-    _check_records_root(ctx, store)
-    return execute(ctx, _monitors(ctx, lineage, monitors, store))
+    options, chosen = build_monitors(ctx, options, monitors)
+    _check_records_root(ctx, options.store)
+    return execute(ctx, chosen, options)
 
 
 def _check_records_root(ctx: RunContext, store: RecordStore | None) -> None:
-    """An output may not be, hold or sit inside a local records root given elsewhere than the usecase_dir (its
-    own store is checked with the paths): an overwrite there would replace receipts with data."""
+    """An output may not be, hold or sit inside a local records root (given elsewhere than the usecase_dir,
+    the paths check alone would not see it): an overwrite there would replace receipts with data."""
     if store is None or store.remote:
         return
     root = Path(store.root).resolve()
@@ -565,20 +520,6 @@ def _check_records_root(ctx: RunContext, store: RecordStore | None) -> None:
             raise ConfigError(msg + "; an output must be a folder of its own")
 
 
-def _record_store(
-    records: str | Path | RecordStore | None, storage_options: dict[str, Any] | None
-) -> RecordStore | None:
-    """The store ``records`` (or ``$UBUNYE_RECORDS``) names, reached once now; None for the usecase_dir's own."""
-    if isinstance(records, RecordStore):
-        return records
-    where = records_location(records)
-    if where is None:
-        return None
-    store = RecordStore(records=where, storage_options=storage_options)
-    store.check()
-    return store
-
-
 def run_pipeline(
     usecase_dir: str | Path,
     usecase: str,
@@ -588,18 +529,20 @@ def run_pipeline(
 ) -> list[RunResult]:
     """Run tasks of one package in order (stopping at the first failure), sharing one engine.
 
-    Takes the same keyword arguments as :func:`run_task` (``entry_point`` defaults to "pipeline").
+    Takes the same keyword arguments as :func:`run_task` (``entry_point`` defaults to "pipeline"); every task
+    runs with the same :class:`~ubunye.context.RunOptions`, so with one record store, reached before the first.
     """
     if isinstance(tasks, str) or not tasks:
         msg = f"run_pipeline needs a list of task names, got {tasks!r}"
         raise UbunyeError(msg)
     kwargs.setdefault("entry_point", "pipeline")
-    if kwargs.get("lineage") is not False:  # one store for every task, checked before the first runs
-        kwargs["records"] = _record_store(kwargs.get("records"), kwargs.pop("storage_options", None))
+    if kwargs.get("options") is None:
+        wanted = {k: kwargs.pop(k, None) for k in ("lineage", "records", "storage_options")}
+        kwargs["options"] = RunOptions.resolve(**wanted)
     # Every task folder is checked before the first runs: a typo in the third must not leave two runs done.
     folders = [task_folder(usecase_dir, usecase, package, task) for task in tasks]
     check_template_vars(dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))
-    engines: dict[str, Engine] = {}
+    engines: dict[str, Engine[Any]] = {}
     results = []
     for task_dir in folders:
         engine = kwargs.get("engine")

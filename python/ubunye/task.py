@@ -40,7 +40,7 @@ class Task:
     def __init__(
         self,
         config: TaskConfig | None = None,
-        engine: Engine | None = None,
+        engine: Engine[Any] | None = None,
         dt: str | None = None,
         dtf: str | None = None,
         mode: str | None = None,

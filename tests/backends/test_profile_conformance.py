@@ -2,7 +2,7 @@
 
 The vectors' ``expected_profile`` is written by tests/vectors/derive.py; here: the spec's own examples against
 that derivation, what section 12.2 says follows from the rules checked on the files, the derivation's type-name
-parser against the twin's (written apart, issue 11), and ``check_profile`` passing the twin and failing a
+parser against the twin's (the two written apart), and ``check_profile`` passing the twin and failing a
 backend that gets a column wrong, naming the vector, the column and the bucket.
 """
 
@@ -20,9 +20,9 @@ import pytest
 
 from tests.conftest import VECTOR_DIR, VECTORS
 from tests.vectors import derive
+from ubunye.hashing.types import parse_type as twin_parse_type
 from ubunye.hashing.types import type_name
 from ubunye.testing.vectors import Vector, load_vectors
-from ubunye.testing.vectors import parse_type as twin_parse_type
 
 pytest_plugins = ["pytester"]
 
@@ -159,7 +159,7 @@ def test_the_vectors_pin_the_key_line_order():
         )
 
 
-# -- the derivation's own type-name parser (issue 11) --------------------------------------------------------------
+# -- the derivation's own type-name parser ----------------------------------------------------------------------
 
 
 def test_the_derivation_parses_every_vector_type_as_the_twin_does():

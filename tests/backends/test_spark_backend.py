@@ -6,8 +6,6 @@ import pytest
 
 from ubunye.testing.backend_conformance import BackendConformance
 
-pytestmark = pytest.mark.spark
-
 
 class TestSpark(BackendConformance):
     invalid_utf8_strings = True

@@ -1,5 +1,5 @@
 """``ubunye diff``: its rows equal a brute-force full join done here, it reads only differing buckets, and data
-overwritten since a run is an error, never a wrong diff (issue 12; docs/rows-v1.md section 12)."""
+overwritten since a run is an error, never a wrong diff (docs/rows-v1.md section 12)."""
 
 from __future__ import annotations
 

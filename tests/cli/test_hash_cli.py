@@ -110,7 +110,6 @@ def test_hash_help_has_an_example():
     assert "Example" in out and "--show-lines" in out and "PATH_OR_TABLE" in out
 
 
-@pytest.mark.spark
 def test_spark_engine_gives_the_pandas_hash(spark, files):
     on_spark = hash_of(files / "orders_delta", "--engine", "spark")
     assert on_spark["engine"] == "spark" and on_spark["row_count"] == 40

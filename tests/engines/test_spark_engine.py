@@ -34,7 +34,6 @@ def test_missing_delta_jars_error_says_how_to_add_them():
     assert "spark.jars.packages=io.delta:delta-spark_" in str(err) and "DeltaSparkSessionExtension" in str(err)
 
 
-@pytest.mark.spark
 def test_same_task_on_spark_and_pandas_leaves_identical_receipts(spark, tmp_path):
     on_pandas = example_usecase(tmp_path / "p")
     on_spark = example_usecase(tmp_path / "s")
@@ -54,7 +53,6 @@ def test_same_task_on_spark_and_pandas_leaves_identical_receipts(spark, tmp_path
     assert env["spark"]["jvm_version"]
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize(("writer", "reader"), [("spark", "pandas"), ("pandas", "spark")])
 def test_delta_across_engines_with_time_travel(spark, tmp_path, writer, reader):
     w = get_engine(writer, spark=spark)
@@ -76,7 +74,6 @@ def test_delta_across_engines_with_time_travel(spark, tmp_path, writer, reader):
         assert a.row_count == rows
 
 
-@pytest.mark.spark
 def test_catalog_table_and_formats_on_spark(spark, tmp_path):
     engine = get_engine("spark", spark=spark)
     pandas = get_engine("pandas")
@@ -99,7 +96,6 @@ def test_catalog_table_and_formats_on_spark(spark, tmp_path):
         engine.native(FRAME)
 
 
-@pytest.mark.spark
 def test_notebook_reuses_the_active_session_and_the_same_store(spark, tmp_path):
     uc = example_usecase(tmp_path)
     run_task(uc / "shop/daily/orders", dt=DT, engine="pandas", lineage=False)
@@ -113,7 +109,6 @@ def test_notebook_reuses_the_active_session_and_the_same_store(spark, tmp_path):
     assert fingerprints(a) == fingerprints(b)
 
 
-@pytest.mark.spark
 def test_spark_failures_are_recorded(spark, tmp_path):
     uc = example_usecase(tmp_path)
     cfg = {
@@ -171,13 +166,13 @@ except EngineError as exc:
 """
 
 
-@pytest.mark.spark
 @pytest.mark.slow
-def test_a_session_without_delta_jars_says_how_to_add_them(tmp_path):
+def test_a_session_without_delta_jars_says_how_to_add_them(tmp_path, spark_child_env):
     import subprocess
     import sys
 
     (tmp_path / "t").mkdir()
-    done = subprocess.run([sys.executable, "-c", NO_DELTA, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    args = [sys.executable, "-c", NO_DELTA, str(tmp_path)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=spark_child_env)
     assert "Delta Lake is not available in this SparkSession" in done.stdout, done.stderr[-2000:]
     assert "spark.jars.packages=io.delta:delta-spark_" in done.stdout

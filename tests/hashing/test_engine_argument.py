@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ubunye.hashing.digest import ENGINES, finish
-from ubunye.hashing.spark_frame import hash_spark, spark_canonical_lines
+from ubunye.hashing.spark import hash_spark, spark_canonical_lines
 
 
 class _NoSpark:

@@ -89,7 +89,7 @@ def test_invalid_bytes_hash_as_their_replaced_text(t):
     assert canonical_lines(got) == canonical_lines(text)
     assert canonical_lines(got)[-1] == '{"s":"\\"' + R + '\\\\\\n"}'
     assert hash_frame(got) == hash_frame(text)
-    # The issue's four one-value tables that print one line give one hash.
+    # C3, 80, E282 and EDA080 alone are four one-value tables that print one line: one hash.
     assert len({hash_frame(got.slice(i, 1)).data_hash for i in range(1, 5)}) == 1
 
 

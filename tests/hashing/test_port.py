@@ -13,7 +13,8 @@ from tests.hashing.compat import import_or_skip
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines, hash_frame
 from ubunye.hashing.port import RowsFrame, is_rows_frame
-from ubunye.testing.vectors import cell_value, parse_type
+from ubunye.hashing.types import parse_type
+from ubunye.testing.vectors import cell_value
 
 
 class Rows:

@@ -20,7 +20,7 @@ from tests.conftest import VECTOR_DIR, VECTORS
 from tests.hashing.compat import import_or_skip
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines, hash_frame
-from ubunye.hashing.digest import finish
+from ubunye.hashing.digest import finish, line_words
 from ubunye.hashing.profile import (
     DEFAULT_BUCKETS,
     MAX_BUCKETS,
@@ -28,7 +28,6 @@ from ubunye.hashing.profile import (
     Buckets,
     ProfileOptionError,
     ProfileSums,
-    _digests,
     bucket_of_rows,
     check_profile_options,
     merge,
@@ -169,7 +168,7 @@ def test_many_repeated_values_are_counted_like_distinct_ones():
 def test_digests_are_sha256():
     rng = random.Random(5)
     texts = ["".join(rng.choice('ab"é😀\\{}') for _ in range(k)) for k in range(0, 300, 7)]
-    got = _digests(pa.array(texts, pa.string()))
+    got = line_words(pa.array(texts, pa.string()))
     assert got.shape == (len(texts), 4)
     for text, words in zip(texts, got.tolist(), strict=True):
         assert b"".join(int(w).to_bytes(8, "big") for w in words) == sha(text)
@@ -514,7 +513,7 @@ class _NoSpark:
 
 @pytest.mark.parametrize("engine", ["jvn", "JVM", "", "pandas"])
 def test_the_spark_functions_check_engine_before_touching_the_frame(engine):
-    from ubunye.hashing.spark_profile import profile_spark, spark_rows_in_buckets
+    from ubunye.hashing.spark import profile_spark, spark_rows_in_buckets
 
     with pytest.raises(ValueError, match=r"engine='.*' is not one of 'arrow', 'jvm' or None"):
         profile_spark(_NoSpark(), engine=engine)

@@ -281,7 +281,6 @@ def test_bad_monitor_params_are_config_errors(tmp_path: Path) -> None:
         run_task(task, engine="pandas")
 
 
-@pytest.mark.spark
 def test_a_spark_run_sends_its_events_with_the_records_hashes(tmp_path: Path, listener: Listener, spark) -> None:
     uc = example_usecase(tmp_path)
     assert run_task(uc / "shop/daily/orders", dt="2026-12-01", engine="spark", spark=spark).status == "success"

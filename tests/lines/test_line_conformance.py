@@ -21,13 +21,11 @@ import pytest
 
 import ubunye.spark as us
 from tests.conftest import VECTORS
-from tests.spark.conftest import jvm_lines, rows_v1, spark_type
+from tests.spark.conftest import jvm_lines, rows_v1
 from tests.spark.tables import mixed_table
 from ubunye.hashing import canonical_lines, hash_frame
-from ubunye.hashing.spark_frame import hash_spark, spark_canonical_lines
-from ubunye.testing.vectors import parse_type
-
-pytestmark = pytest.mark.spark
+from ubunye.hashing.spark import hash_spark, spark_canonical_lines
+from ubunye.hashing.types import parse_type, spark_type
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,7 +92,7 @@ def test_mixed_table_jvm_jar_free_and_twin_agree(spark: Any) -> None:
 
 
 def test_empty_lists_in_whole_batches(spark: Any) -> None:
-    """Batches whose lists are all empty or null: Spark <= 4.1 hands the twin garbage offsets (issue 10)."""
+    """Batches whose lists are all empty or null: Spark <= 4.1 hands the twin garbage offsets for them."""
     df = spark.range(0, 4000, numPartitions=4).selectExpr(
         "id",
         "case when id < 3000 then array() else array(named_struct('m', map('k', array(id)), 'n', 1)) end AS c",
@@ -105,14 +103,14 @@ def test_empty_lists_in_whole_batches(spark: Any) -> None:
     assert hash_spark(df, engine="arrow").data_hash == hash_spark(df, engine="jvm").data_hash
 
 
-def test_every_spark_method_the_jar_calls_is_in_this_spark() -> None:
+def test_every_spark_method_the_jar_calls_is_in_this_spark(ubunye_jar: Path) -> None:
     """Linkage, read from the class files (no JVM): a method the jar calls that this Spark lacks would fail
     only when the first query reaches it."""
     import pyspark
 
     from tests.lines.linkage import unresolved
 
-    assert unresolved(us.jar_path(), Path(pyspark.__file__).parent / "jars") == []
+    assert unresolved(ubunye_jar, Path(pyspark.__file__).parent / "jars") == []
 
 
 def test_sql_surface(spark: Any) -> None:

@@ -1,4 +1,4 @@
-"""Inputs are not guessed (issue 9): an empty folder, a stray file, a non-partition folder or text that is not
+"""Inputs are not guessed: an empty folder, a stray file, a non-partition folder or text that is not
 UTF-8 is an error naming the input and the file or folder, on pandas and polars (and Spark for local paths).
 
 Hidden names (``.x``, ``_x``) are skipped as Spark skips them, so ubunye's own staging, old and lock siblings and
@@ -256,7 +256,6 @@ def test_an_output_cut_short_in_its_swap_is_restored_before_reading(tmp_path, en
 # --- Spark, where the check is cheap (a local path) ----------------------------------------------------------
 
 
-@pytest.mark.spark
 def test_spark_local_inputs_are_not_guessed_either(spark, tmp_path):
     engine = SparkEngine(spark=spark)
     folder = written(tmp_path, "csv")

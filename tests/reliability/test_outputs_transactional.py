@@ -1,4 +1,4 @@
-"""Outputs are transactional (issue 9): an output is replaced whole or not at all, whatever stops the write.
+"""Outputs are transactional: an output is replaced whole or not at all, whatever stops the write.
 
 Each failing case snapshots every file of the output (and of its parent folder) before the write and asserts it
 is byte-for-byte the same after, that the error names the output, and that no staging is left behind. The kill
@@ -549,7 +549,6 @@ def test_the_lock_timeout_comes_from_the_environment(tmp_path, monkeypatch):
 # --- Spark -------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.spark
 def test_spark_overwrite_and_append_are_staged_and_swapped(spark, tmp_path):
     engine = SparkEngine(spark=spark)
     write("pandas", OLD, out(), tmp_path)
@@ -584,7 +583,6 @@ def test_spark_overwrite_and_append_are_staged_and_swapped(spark, tmp_path):
     assert leftovers(tmp_path / "data/p") == []
 
 
-@pytest.mark.spark
 def test_a_failing_spark_write_leaves_the_old_folder(spark, tmp_path):
     from pyspark.sql import functions as F
 

@@ -1,6 +1,7 @@
 """Helpers of the Spark tier; the one SparkSession of the run is the `spark` fixture in tests/conftest.py.
 
-Spark tests are marked ``spark`` (``pytest -m "not spark"`` skips them all); heavy ones also ``slow``.
+Spark tests are marked ``spark`` by the fixture they take (tests/conftest.py; ``pytest -m "not spark"`` skips them
+all); heavy ones mark themselves ``slow``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from ubunye.testing.vectors import TypeTree, Vector, parse_type
+from ubunye.hashing.types import parse_type, spark_type
+from ubunye.testing.vectors import Vector
 
 
 @pytest.fixture
@@ -29,35 +31,6 @@ def conf(spark: Any) -> Iterator[Any]:
             spark.conf.unset(key)
         else:
             spark.conf.set(key, value)
-
-
-def spark_type(tree: TypeTree) -> Any:
-    """The Spark type of a rows-v1 type tree (ubunye.testing.vectors.parse_type)."""
-    from pyspark.sql import types as T
-
-    simple = {
-        "int8": T.ByteType(),
-        "int16": T.ShortType(),
-        "int32": T.IntegerType(),
-        "int64": T.LongType(),
-        "float32": T.FloatType(),
-        "float64": T.DoubleType(),
-        "bool": T.BooleanType(),
-        "string": T.StringType(),
-        "binary": T.BinaryType(),
-        "date": T.DateType(),
-        "timestamp": T.TimestampType(),
-        "timestamp_ntz": T.TimestampNTZType(),
-    }
-    if isinstance(tree, str):
-        return simple[tree]
-    if tree[0] == "list":
-        return T.ArrayType(spark_type(tree[1]))
-    if tree[0] == "map":
-        return T.MapType(spark_type(tree[1]), spark_type(tree[2]))
-    if tree[0] == "decimal":
-        return T.DecimalType(tree[1], tree[2])
-    return T.StructType([T.StructField(n, spark_type(t)) for n, t in tree[1]])
 
 
 def vector_frame(spark: Any, vector: Vector) -> Any:

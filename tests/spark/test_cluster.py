@@ -11,7 +11,7 @@ import pytest
 from tests.spark.jdk import default_java_home, run_hash_job, spark_ready_home
 from tests.spark.tables import mixed_table
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 def test_executors_in_other_jvms_give_the_same_hash(spark: Any, tmp_path: Path) -> None:

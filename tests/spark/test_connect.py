@@ -7,14 +7,13 @@ a local Connect server (``SparkSession.builder.remote("local[2]")``) with the ja
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 _SCRIPT = textwrap.dedent(
     """
@@ -23,7 +22,7 @@ _SCRIPT = textwrap.dedent(
     from pyspark.sql import SparkSession
     import ubunye.spark as us
     from ubunye.hashing import hash_frame
-    from ubunye.hashing.spark_frame import hash_spark
+    from ubunye.hashing.spark import hash_spark
 
     builder = SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false")
     spark = us.configure(builder).getOrCreate()
@@ -46,11 +45,10 @@ _SCRIPT = textwrap.dedent(
 )
 
 
-def test_spark_connect_session_hashes_like_the_twin():
+def test_spark_connect_session_hashes_like_the_twin(spark_child_env: dict[str, str]) -> None:
     pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio), in the test extras")
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     proc = subprocess.run(
-        [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=600, env=env, check=False
+        [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=600, env=spark_child_env, check=False
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]

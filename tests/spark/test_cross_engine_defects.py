@@ -1,6 +1,7 @@
-"""Issue 15's four defects, each on one table hashed by the JVM (``ubunye_rows_v1(*)``), the jar-free path
-(``hash_spark(df, engine="arrow")``) and the twin (``hash_frame`` on the same rows as Arrow), plus pandas and
-polars where the case comes from them (docs/rows-v1.md sections 4.1, 7 and 11)."""
+"""Four cases where engines could disagree: strings that are not UTF-8, pandas object columns of Decimal, polars
+dictionaries of string views and polars Int128. Each on one table hashed by the JVM (``ubunye_rows_v1(*)``), the
+jar-free path (``hash_spark(df, engine="arrow")``) and the twin (``hash_frame`` on the same rows as Arrow), plus
+pandas and polars where the case comes from them (docs/rows-v1.md sections 4.1, 7 and 11)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,8 @@ from tests.spark.conftest import jvm_lines, rows_v1, vector_frame
 from tests.vectors.derive import jstr, text_of_bytes
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines, hash_frame
-from ubunye.hashing.spark_frame import hash_spark, spark_canonical_lines
+from ubunye.hashing.spark import hash_spark, spark_canonical_lines
 from ubunye.testing.vectors import load_vectors
-
-pytestmark = pytest.mark.spark
 
 BYTE_VECTORS = load_vectors(VECTOR_DIR / "bytes")
 
@@ -40,17 +39,19 @@ def _three_lines(df: Any) -> list[str]:
 
 
 # ---- 1. invalid UTF-8 (section 4.1) ---------------------------------------------------------------------------
-ISSUE_CASES = ["61FF62", "C3", "80", "E282", "EDA080"]
-MORE_CASES = ["F0908080", "F0808080", "F4908080", "C080", "E08080", "EDBFBF", "EDA080EDB080", "EDA0", "EDA041"]
+# A bad byte amid ASCII, a cut 2-byte sequence, a lone continuation byte, a cut 3-byte sequence, a surrogate. Then
+# U+10000 (valid), overlong forms, beyond U+10FFFF, surrogates, cut sequences.
+BAD_UTF8 = ["61FF62", "C3", "80", "E282", "EDA080"]
+MORE_BYTES = ["F0908080", "F0808080", "F4908080", "C080", "E08080", "EDBFBF", "EDA080EDB080", "EDA0", "EDA041"]
 
 
 def _string_of(hex_bytes: str) -> str:
     return f"SELECT CAST(X'{hex_bytes}' AS STRING) AS s"
 
 
-def test_issue_cases_one_line_one_hash_on_every_engine(spark):
+def test_bad_utf8_one_line_one_hash_on_every_engine(spark):
     hashes = {}
-    for h in ISSUE_CASES + MORE_CASES:
+    for h in BAD_UTF8 + MORE_BYTES:
         df = spark.sql(_string_of(h))
         want = '{"s":' + jstr(text_of_bytes(bytes.fromhex(h))) + "}"  # the derivation, not the twin
         assert _three_lines(df) == [want], h

@@ -1,5 +1,5 @@
 """Profiles and ``ubunye diff`` on Spark: a Spark-written Delta table against a pandas-written parquet folder,
-Delta versions a Spark run reads and writes, and a catalog table diffed directly (issue 12)."""
+Delta versions a Spark run reads and writes, and a catalog table diffed directly."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-import pytest
 
 from ubunye.cli.diff import diff_targets
 from ubunye.lineage.diff import diff_tables
-
-pytestmark = pytest.mark.spark
 
 
 def _orders(seed: int, n: int = 300) -> pd.DataFrame:

@@ -8,8 +8,6 @@ import pytest
 
 from ubunye.exceptions import HashError
 
-pytestmark = pytest.mark.spark
-
 # Name and arguments as DESCRIBE FUNCTION shows them (profile-v1: docs/rows-v1.md section 12.3).
 FUNCTIONS = [
     ("ubunye_rows_v1", "(cols...)"),
@@ -88,7 +86,8 @@ def test_bad_input_fails_at_analysis_naming_the_column(spark: Any, sql: str, nam
 
 
 def test_python_schema_string_names_the_column(spark: Any) -> None:
-    from ubunye.hashing._spark import hash_spark_jvm, spark_schema_string
+    from ubunye.hashing.jvm import hash_spark_jvm
+    from ubunye.hashing.types import spark_schema_string
 
     df = spark.sql("SELECT 1 AS a, named_struct('x', interval '1' day) AS st")
     with pytest.raises(HashError, match=r"column 'st' \(field 'st\.x'\) of Spark type interval day"):

@@ -7,9 +7,7 @@ import pytest
 from tests.conftest import VECTORS
 from tests.spark.conftest import vector_frame
 from ubunye.hashing import canonical_lines, hash_frame
-from ubunye.hashing.spark_frame import hash_spark, spark_canonical_lines
-
-pytestmark = pytest.mark.spark
+from ubunye.hashing.spark import hash_spark, spark_canonical_lines
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v.name)

@@ -3,6 +3,7 @@ hash_frame never choosing a JVM function that cannot run (other lines run for re
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,8 +12,6 @@ import ubunye.spark as us
 from ubunye import __version__
 from ubunye.hashing import hash_frame
 from ubunye.spark import session as uss
-
-pytestmark = pytest.mark.spark
 
 JAR_35 = f"ubunye-spark-3.5_2.12-{__version__}.jar"
 JAR_41 = f"ubunye-spark-4.1_2.13-{__version__}.jar"
@@ -77,7 +76,7 @@ class _Stub:
         return self
 
     def first(self) -> Any:
-        return {"h": {"data_hash": self.answer}}
+        return self.answer
 
 
 def test_a_function_that_cannot_run_is_refused_with_a_warning() -> None:
@@ -89,7 +88,7 @@ def test_a_function_that_cannot_run_is_refused_with_a_warning() -> None:
 
 def test_a_function_that_answers_wrong_is_refused() -> None:
     with pytest.warns(us.JarWarning, match="where the Python twin gives"):
-        assert not us.jvm_usable(_Stub("4.1.4", "sha256:00"))
+        assert not us.jvm_usable(_Stub("4.1.4", {**uss._probe_expected(), "profile_v1": "sha256:00"}))
     assert us.jvm_usable(_Stub("4.1.4", uss._probe_expected()))
 
 
@@ -111,17 +110,15 @@ def test_a_jar_whose_functions_are_not_registered_warns(spark: Any) -> None:
     assert us.jvm_usable(other)
 
 
-def test_every_spark_method_the_jar_calls_is_in_this_spark() -> None:
+def test_every_spark_method_the_jar_calls_is_in_this_spark(ubunye_jar: Path) -> None:
     """Linkage, read from the class files: the 4.1 jar links on this pyspark, the 4.0 jar does not (the
     toPrettySQL signature changed in 4.1), which is why there are two."""
-    from pathlib import Path
-
     import pyspark
 
     from tests.lines.linkage import unresolved
 
     jars = Path(pyspark.__file__).parent / "jars"
-    assert unresolved(us.jar_path(), jars) == []
+    assert unresolved(ubunye_jar, jars) == []
     assert any("toPrettySQL" in m for m in unresolved(us.jar_path("4.0"), jars))
 
 

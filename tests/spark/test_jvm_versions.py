@@ -10,7 +10,7 @@ import pytest
 from tests.spark.jdk import default_java_home, modern_java_home, run_hash_job, spark_ready_home
 from tests.spark.tables import mixed_table
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 def test_jdk17_and_jdk25_give_one_hash(spark: Any, tmp_path: Path) -> None:

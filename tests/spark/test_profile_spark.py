@@ -5,7 +5,6 @@ rows_in_buckets on Spark selects the rows the twin selects."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -19,14 +18,9 @@ from tests.spark.tables import mixed_table
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines
 from ubunye.hashing.profile import ProfileOptionError, bucket_of_rows, profile_frame, rows_in_buckets
-from ubunye.hashing.spark_profile import (
-    profile_jvm_usable,
-    profile_spark,
-    spark_rows_in_buckets,
-)
+from ubunye.hashing.spark import profile_spark, spark_rows_in_buckets
+from ubunye.spark import jvm_usable
 from ubunye.testing.generated import generated_tables
-
-pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +123,7 @@ def test_bad_options_fail_before_any_job(spark):
 def test_profile_frame_on_spark_chooses_a_path(spark):
     df = mixed_table(spark, 50)
     got = profile_frame(df, key=["id"], buckets=8)
-    assert got.hash.engine == ("jvm" if profile_jvm_usable(spark) else "arrow")
+    assert got.hash.engine == ("jvm" if jvm_usable(spark) else "arrow")
     same(got, profile_frame(arrow_of(df), key=["id"], buckets=8))
 
 
@@ -189,7 +183,7 @@ def test_jvm_odd_column_names(jvm):
 
 
 def test_the_jar_is_usable_for_profiles(jvm):
-    assert profile_jvm_usable(jvm)
+    assert jvm_usable(jvm)
 
 
 @pytest.mark.parametrize("key", [["id"], ["d", "s"], None], ids=["id", "d-s", "keyless"])
@@ -215,7 +209,7 @@ _CONNECT_SCRIPT = textwrap.dedent(
     import ubunye.spark as us
     from ubunye.hashing import canonical_lines
     from ubunye.hashing.profile import bucket_of_rows, profile_frame, rows_in_buckets
-    from ubunye.hashing.spark_profile import profile_jvm_usable, profile_spark, spark_rows_in_buckets
+    from ubunye.hashing.spark import profile_spark, spark_rows_in_buckets
 
     builder = SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false")
     spark = us.configure(builder).getOrCreate()
@@ -224,7 +218,7 @@ _CONNECT_SCRIPT = textwrap.dedent(
         "id", "cast(id % 13 as string) as `s.x`", "timestamp_micros(id * 1000003) as ts", "array(id, null) as a",
     )
     table = df.toArrow()
-    out = {"client_has_jvm": hasattr(spark, "_jvm"), "jvm_usable": profile_jvm_usable(spark)}
+    out = {"client_has_jvm": hasattr(spark, "_jvm"), "jvm_usable": us.jvm_usable(spark)}
     engines = ["arrow", "jvm"] if out["jvm_usable"] else ["arrow"]
     for engine in engines:
         for key in (["s.x"], None):
@@ -244,12 +238,10 @@ _CONNECT_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_spark_connect_profiles_like_the_twin():
+def test_spark_connect_profiles_like_the_twin(spark_child_env):
     pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio), in the test extras")
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    proc = subprocess.run(
-        [sys.executable, "-c", _CONNECT_SCRIPT], capture_output=True, text=True, timeout=900, env=env, check=False
-    )
+    args = [sys.executable, "-c", _CONNECT_SCRIPT]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=900, env=spark_child_env, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
     result = json.loads(lines[-1][len("RESULT ") :])

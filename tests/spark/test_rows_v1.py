@@ -11,12 +11,11 @@ from tests.spark.conftest import jvm_lines, rows_v1, vector_frame
 from tests.spark.tables import mixed_table
 from ubunye.hashing.digest import finish
 
-pytestmark = pytest.mark.spark
-
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.name for v in VECTORS])
 def test_conformance_vector(spark: Any, vector: Any) -> None:
-    from ubunye.hashing._spark import hash_spark_jvm, spark_schema_string
+    from ubunye.hashing.jvm import hash_spark_jvm
+    from ubunye.hashing.types import spark_schema_string
 
     df = vector_frame(spark, vector)
     assert jvm_lines(df) == sorted(vector.expected["lines"])
@@ -197,8 +196,8 @@ def test_argument_names(spark: Any) -> None:
 
 def test_parity_with_the_twin(spark: Any) -> None:
     """The JVM and the Python twin (on the same rows as Arrow) give the same lines and data hash."""
-    from ubunye.hashing._spark import hash_spark_jvm
     from ubunye.hashing.frame import canonical_lines, hash_arrow
+    from ubunye.hashing.jvm import hash_spark_jvm
 
     df = mixed_table(spark, 200)
     table = df.toArrow()
@@ -208,7 +207,7 @@ def test_parity_with_the_twin(spark: Any) -> None:
 
 def test_no_columns(spark: Any) -> None:
     """A table with no columns: schema struct<>, every line {}; rows still count."""
-    from ubunye.hashing._spark import hash_spark_jvm
+    from ubunye.hashing.jvm import hash_spark_jvm
 
     df = spark.range(3).select()
     assert jvm_lines(df) == ["{}", "{}", "{}"]

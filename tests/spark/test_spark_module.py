@@ -135,10 +135,11 @@ def test_env_override_wins_unless_its_manifest_says_another_line(
         us.jar_path("3.5.9", "2.12.18")
 
 
-def test_built_jars_record_their_line_in_the_manifest() -> None:
+def test_built_jars_record_their_line_in_the_manifest(ubunye_jar: Path) -> None:
     """The real jars (make jar): named with their line, the manifest saying the same, Java 8 class files for 3.5."""
     found = {p.name: p for p in us.available_jars() if p.parent.name == "jars"}
     assert set(found) == {JAR_35, JAR_35_213, JAR_40, JAR_41}, "run `make jar`"
+    assert ubunye_jar.name in found  # the one this pyspark takes is among them
     expected = {
         JAR_35: ("3.5", "2.12", 52),
         JAR_35_213: ("3.5", "2.13", 52),

@@ -177,8 +177,8 @@ def ts_text(t: dt.datetime, zone: bool) -> str:
     return jstr(body + ("Z" if zone else ""))
 
 
-# ---- section 7: type names, parsed here rather than by ubunye's own parser (issue 11: a parser bug would then
-# land in the twin and in the expected values alike). The tree has the shape the twin's has: "int64",
+# ---- section 7: type names, parsed here rather than by ubunye's own parser (a bug of that parser would
+# otherwise land in the twin and in the expected values alike). The tree has the shape the twin's has: "int64",
 # ("list", T), ("map", K, V), ("struct", ((name, T), ...)), ("decimal", p, s).
 _SIMPLE_TYPES = frozenset(
     "int8 int16 int32 int64 float32 float64 bool string binary date timestamp timestamp_ntz".split()

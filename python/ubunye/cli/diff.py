@@ -23,7 +23,7 @@ from ubunye.cli.hash import source_config
 from ubunye.cli.render import console, dash, emit_json, flow_help, line
 from ubunye.config import IOConfig
 from ubunye.config.model import BACKENDS, DEFAULT_BUCKETS, FORMATS
-from ubunye.engines import get_engine
+from ubunye.engines import Engine, get_engine
 from ubunye.exceptions import UbunyeError
 from ubunye.lineage.diff import DiffError, TableDiff, diff_tables
 from ubunye.lineage.profiles import packed_buckets
@@ -84,7 +84,7 @@ def _recorded_io(d: DatasetRecord, label: str, run_id: str) -> IOConfig:
     return IOConfig(name=d.name, format=d.format, path=d.location, version=version, allow_empty=True)
 
 
-def _read(side: _Side, engines: dict[str, Any]) -> Any:
+def _read(side: _Side, engines: dict[str, Engine[Any]]) -> object:
     eng = engines.setdefault(side.engine, get_engine(side.engine))
     try:
         return eng.read(side.io, Path.cwd())
@@ -93,19 +93,21 @@ def _read(side: _Side, engines: dict[str, Any]) -> Any:
         raise DiffError(f"{side.label}: cannot read {side.what}{gone}: {exc}") from exc
 
 
-def _to_arrow(frame: Any) -> pa.Table:
+def _to_arrow(frame: object) -> pa.Table:
     """A (small, already filtered) frame as Arrow: Spark through its own Arrow export."""
     if type(frame).__module__.startswith("pyspark"):
         if hasattr(frame, "toArrow"):  # pyspark 4
             return frame.toArrow()
-        return frame._collect_as_arrow_table() if hasattr(frame, "_collect_as_arrow_table") else _spark35(frame)
+        if hasattr(frame, "_collect_as_arrow_table"):
+            return frame._collect_as_arrow_table()
+        return _spark35(frame)
     from ubunye.hashing.frame import to_arrow
 
     return to_arrow(frame)
 
 
-def _spark35(frame: Any) -> pa.Table:
-    batches = frame._collect_as_arrow()  # pyspark 3.5: the batches toPandas itself builds from
+def _spark35(frame: Any) -> pa.Table:  # a pyspark 3.5 DataFrame: the checker sees pyspark 4's types only
+    batches = frame._collect_as_arrow()  # the batches toPandas itself builds from
     if batches:
         return pa.Table.from_batches(batches)
     from ubunye.hashing.frame import to_arrow
@@ -145,8 +147,8 @@ def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | No
         raise DiffError(stale + f" (bucket {bad[0]} of {n} differs from its record); cannot diff it")
 
 
-def _filtered(frame: Any, wanted: list[int] | None, key: list[str] | None, n: int | None) -> Any:
-    if wanted is None:
+def _filtered(frame: object, wanted: list[int] | None, key: list[str] | None, n: int | None) -> object:
+    if wanted is None or n is None:
         return frame
     from ubunye.hashing.profile import rows_in_buckets
 
@@ -255,7 +257,7 @@ def diff_targets(target_a: str, target_b: str, *, fmt_a: str | None = None, fmt_
             raise DiffError(f"--{label.lower()}: {exc}") from exc
         sides.append(_Side(label, target, io, eng))
     sa, sb = sides
-    engines: dict[str, Any] = {}
+    engines: dict[str, Engine[Any]] = {}
     profiles = []
     for side in sides:
         frame = _read(side, engines)
@@ -266,13 +268,14 @@ def diff_targets(target_a: str, target_b: str, *, fmt_a: str | None = None, fmt_
     pa_, pb = profiles
     if pa_.hash.data_hash == pb.hash.data_hash:
         return DiffReport(target_b, _describe(sa), _describe(sb), key, None, None, "same data hash: no row differs")
-    wanted = None if not buckets else pa_.buckets.differing(pb.buckets)
+    ba, bb = pa_.buckets, pb.buckets  # both present when buckets > 0
+    wanted = None if not buckets or ba is None or bb is None else ba.differing(bb)
     note = "no buckets: every row is read" if wanted is None else f"{len(wanted)} of {buckets} buckets differ"
     return _run(target_b, sa, sb, key, buckets or None, wanted, note, limit, engines)
 
 
 def _run(name: str, sa: _Side, sb: _Side, key: list[str] | None, n: int | None, wanted: list[int] | None,
-         note: str, limit: int, engines: dict[str, Any] | None = None) -> DiffReport:  # fmt: skip
+         note: str, limit: int, engines: dict[str, Engine[Any]] | None = None) -> DiffReport:  # fmt: skip
     engines = {} if engines is None else engines
     tables = []
     for side in (sa, sb):

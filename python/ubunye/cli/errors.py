@@ -13,14 +13,15 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 import typer
 
 from ubunye.exceptions import UbunyeError
 from ubunye.lineage.redact import mask_text
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: Exit code of a domain error (bad config, failed run, unreadable record...).
 DOMAIN_ERROR = 2
@@ -50,8 +51,10 @@ def error_line(exc: BaseException) -> str:
 
 def _masked_formatwarning(original: Callable[..., str]) -> Callable[..., str]:
     @functools.wraps(original)
-    def formatwarning(message: Any, *args: Any, **kwargs: Any) -> str:
-        return mask_text(original(message, *args, **kwargs))
+    def formatwarning(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+    ) -> str:
+        return mask_text(original(message, category, filename, lineno, line))
 
     formatwarning.__ubunye_masked__ = True  # type: ignore[attr-defined]
     return formatwarning
@@ -69,11 +72,11 @@ def install_warning_mask() -> None:
 install_warning_mask()
 
 
-def domain_errors(func: F) -> F:
+def domain_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Decorate a command: an UbunyeError prints ``error: <message>`` on stderr and exits 2."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except UbunyeError as exc:
@@ -83,4 +86,4 @@ def domain_errors(func: F) -> F:
             # An interrupted run exits as the signal asked (130 for Ctrl-C, 143 for SIGTERM), others with 2.
             raise typer.Exit(getattr(exc, "exit_code", DOMAIN_ERROR)) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.table import Table
@@ -54,14 +55,16 @@ Records = Annotated[
         "$UBUNYE_RECORDS, else <usecase_dir>/.ubunye/lineage.",
     ),
 ]
+F = TypeVar("F", bound=Callable[..., object])
+
 RUN_HELP = "A run id, a unique prefix of one, latest or latest~N (within -u/-p/-t), or a record .json file."
 Run = Annotated[str, typer.Argument(help=RUN_HELP, show_default=False)]
 
 
-def command(name: str | None = None):
+def command(name: str | None = None) -> Callable[[F], F]:
     """Register a command of the group, its docstring flowed into the help text."""
 
-    def deco(func):
+    def deco(func: F) -> F:
         return app.command(name, help=flow_help(func.__doc__))(func)
 
     return deco
@@ -112,7 +115,7 @@ def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime:
     return value
 
 
-def _row(entry: StoredRecord, short: dict[str, str], state: str | None = None) -> dict:
+def _row(entry: StoredRecord, short: dict[str, str], state: str | None = None) -> dict[str, Any]:
     r = entry.record
     if r is None:
         return {"run_id": entry.path.stem, "short_id": short.get(entry.path.stem, entry.path.stem),
@@ -144,7 +147,7 @@ def _problem_line(entry: StoredRecord) -> str:
     return "warning: unreadable run record " + " ".join(mask_text(problem).split())
 
 
-def _with_state(data: dict, state: str) -> dict:
+def _with_state(data: dict[str, Any], state: str) -> dict[str, Any]:
     """A record's JSON with ``state`` right after ``status``."""
     out = {}
     for key, value in data.items():
@@ -225,7 +228,16 @@ def list_runs(
     out.print(t)
 
 
-def _show(run: str, usecase_dir: Path, usecase, package, task, as_json: bool, full: bool, records=None) -> None:
+def _show(
+    run: str,
+    usecase_dir: Path,
+    usecase: str | None,
+    package: str | None,
+    task: str | None,
+    as_json: bool,
+    full: bool,
+    records: str | None = None,
+) -> None:
     found = _resolve(run, usecase_dir, usecase, package, task, records)
     record: RunRecord = found.record  # type: ignore[assignment]
     state = run_state(record)

@@ -15,7 +15,6 @@ import inspect
 import json
 import math
 import sys
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -38,10 +37,11 @@ def console(markup: bool = True) -> Console:
     string literally: styles then come from :class:`~rich.text.Text` only. With markup on (``ubunye hash``),
     data must go through ``rich.markup.escape``.
     """
-    plain = {"highlight": False, "markup": markup, "emoji": False}
-    out = Console(file=sys.stdout, **plain)
+    out = Console(file=sys.stdout, highlight=False, markup=markup, emoji=False)
     if not out.is_terminal:
-        out = Console(file=sys.stdout, width=max(out.width, 200), no_color=True, **plain)
+        out = Console(
+            file=sys.stdout, width=max(out.width, 200), no_color=True, highlight=False, markup=markup, emoji=False
+        )
     return out
 
 
@@ -56,7 +56,7 @@ def flow_help(doc: str | None) -> str:
     return "\n\n".join(p for p in paragraphs if p)
 
 
-def json_safe(value: Any) -> Any:
+def json_safe(value: object) -> object:
     """``value`` with every non-finite float as the string JSON has no literal for (``"NaN"``, ``"Infinity"``,
     ``"-Infinity"``), so ``--json`` output is always valid JSON.
 
@@ -73,12 +73,12 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def emit_json(value: Any) -> None:
+def emit_json(value: object) -> None:
     """Print ``value`` as indented, strictly valid JSON on stdout (ASCII: nothing a terminal acts on)."""
     sys.stdout.write(json.dumps(json_safe(value), indent=2, default=str, allow_nan=False) + "\n")
 
 
-def dash(value: Any, style: str | None = None) -> Text:
+def dash(value: object, style: str | None = None) -> Text:
     r"""``-`` for a missing value, else its text, literally (never markup; control characters escaped).
 
     Example:
@@ -104,7 +104,7 @@ def state_text(state: str) -> Text:
     return dash(state, STATE_STYLE.get(state, "yellow"))
 
 
-def short_hash(value: str | None, full: bool = False) -> str:
+def short_hash(value: object, full: bool = False) -> str:
     """``sha256:2d23c84b5f0f`` (12 hex digits) unless ``full``; ``-`` when missing.
 
     Example:
@@ -113,9 +113,10 @@ def short_hash(value: str | None, full: bool = False) -> str:
     """
     if value is None:
         return "-"
-    if full or not value.startswith("sha256:"):
-        return value
-    return value[:19]
+    text = str(value)
+    if full or not text.startswith("sha256:"):
+        return text
+    return text[:19]
 
 
 def seconds(value: float | None) -> str:
@@ -175,7 +176,7 @@ def render_record(record: RunRecord, path: str, full: bool, state: str | None = 
     out = console(markup=False)
     state = state or record.status
     out.print(line(("run ", "bold"), dash(record.run_id, "bold"), "  ", _identity(record), "  ", state_text(state)))
-    facts: list[tuple[str, Any]] = [
+    facts: list[tuple[str, object]] = [
         ("started", record.started_at),
         ("ended", record.ended_at),
         ("duration", seconds(record.duration_seconds)),
@@ -236,8 +237,8 @@ def _full_record(out: Console, record: RunRecord) -> None:
         t = Table(title="timings", title_justify="left")
         for col in ("stage", "name", "seconds"):
             t.add_column(col, justify="right" if col == "seconds" else "left")
-        for x in record.timings:
-            t.add_row(dash(x.stage), dash(x.name), seconds(x.seconds))
+        for timing in record.timings:
+            t.add_row(dash(timing.stage), dash(timing.name), seconds(timing.seconds))
         out.print(t)
     env = dict(record.environment)
     packages = env.pop("packages", None) or {}
@@ -254,7 +255,7 @@ def _full_record(out: Console, record: RunRecord) -> None:
         out.print(Text(json.dumps(record.extra, indent=2, default=str)))
 
 
-def _arrow(a: Any, b: Any) -> Text:
+def _arrow(a: object, b: object) -> Text:
     return dash(a) if a == b else line(dash(a), " -> ", dash(b))
 
 
@@ -341,6 +342,6 @@ def render_comparison(
     t = Table(title="timings (informative, never a change)", title_justify="left")
     for col in ("stage", "name", "A", "B"):
         t.add_column(col, justify="right" if col in ("A", "B") else "left")
-    for x in [*c.timings, c.duration]:
-        t.add_row(dash(x.stage), dash(x.name), seconds(x.a), seconds(x.b))
+    for pair in [*c.timings, c.duration]:
+        t.add_row(dash(pair.stage), dash(pair.name), seconds(pair.a), seconds(pair.b))
     out.print(t)

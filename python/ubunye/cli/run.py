@@ -46,10 +46,12 @@ def run(
     """Run tasks; each run's record lands in <records>/<usecase>/<package>/<task>/ (by default <records> is
     <usecase_dir>/.ubunye/lineage)."""
     from ubunye.config.model import BACKENDS
+    from ubunye.context import RunOptions
     from ubunye.runner import run_pipeline
 
     if engine is not None and engine not in BACKENDS:
         raise typer.BadParameter(f"{engine!r} is not one of {', '.join(BACKENDS)}", param_hint="--engine")
+    options = RunOptions.resolve(lineage=lineage, records=records)
     results = run_pipeline(
         usecase_dir,
         usecase,
@@ -59,9 +61,8 @@ def run(
         dtf=dtf,
         mode=mode,
         engine=engine,
-        lineage=lineage,
         entry_point="cli",
-        records=records,
+        options=options,
     )
     for result in results:
         ctx = result.context

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from ubunye.exceptions import ConfigError
+
+#: A config value that is text, a number or a boolean (``bool`` is an ``int``); None where null is allowed.
+Scalar = str | int | float | None
 
 _TYPES = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer", float: "number"}
 
@@ -23,16 +25,16 @@ def fail(path: Path, key: str, problem: str) -> ConfigError:
     return ConfigError(f"{path}: {key}: {problem}")
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     return "null" if value is None else _TYPES.get(type(value), type(value).__name__)
 
 
-def expected(path: Path, key: str, what: str, value: Any) -> ConfigError:
+def expected(path: Path, key: str, what: str, value: object) -> ConfigError:
     hint = " (write true or false without quotes)" if what == "a boolean" and isinstance(value, str) else ""
     return fail(path, key, f"expected {what}, got {_kind(value)}{hint}")
 
 
-def mapping(path: Path, key: str, value: Any) -> dict[str, Any]:
+def mapping(path: Path, key: str, value: object) -> dict[str, object]:
     if value is None:  # an empty section (`inputs:`) is an empty mapping
         return {}
     if not isinstance(value, dict):
@@ -40,7 +42,7 @@ def mapping(path: Path, key: str, value: Any) -> dict[str, Any]:
     return value
 
 
-def string(path: Path, key: str, value: Any, choices: tuple[str, ...] = ()) -> str:
+def string(path: Path, key: str, value: object, choices: tuple[str, ...] = ()) -> str:
     if not isinstance(value, str):
         raise expected(path, key, f"one of {', '.join(choices)}" if choices else "a string", value)
     if choices and value not in choices:
@@ -50,42 +52,42 @@ def string(path: Path, key: str, value: Any, choices: tuple[str, ...] = ()) -> s
     return value
 
 
-def boolean(path: Path, key: str, value: Any) -> bool:
+def boolean(path: Path, key: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise expected(path, key, "a boolean", value)
     return value
 
 
-def integer(path: Path, key: str, value: Any) -> int:
+def integer(path: Path, key: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         got = f"{value}" if isinstance(value, int) and not isinstance(value, bool) else _kind(value)
         raise fail(path, key, f"expected an integer >= 0, got {got}")
     return value
 
 
-def number(path: Path, key: str, value: Any) -> float:
+def number(path: Path, key: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise expected(path, key, "a number", value)
     return value
 
 
-def scalar(path: Path, key: str, value: Any, null: bool = False) -> Any:
+def scalar(path: Path, key: str, value: object, null: bool = False) -> Scalar:
     if not (isinstance(value, str | int | float) or (null and value is None)):
         raise expected(path, key, "a string, number or boolean", value)
     return value
 
 
-def scalars(path: Path, key: str, value: Any) -> dict[str, Any]:
+def scalars(path: Path, key: str, value: object) -> dict[str, Scalar]:
     return {k: scalar(path, f"{key}.{k}", v) for k, v in mapping(path, key, value).items()}
 
 
-def strings(path: Path, key: str, value: Any) -> list[str]:
+def strings(path: Path, key: str, value: object) -> list[str]:
     if not isinstance(value, list):
         raise expected(path, key, "a list of column names", value)
     return [string(path, f"{key}[{i}]", v) for i, v in enumerate(value)]
 
 
-def known(path: Path, key: str, value: Mapping[str, Any], allowed: set[str]) -> None:
+def known(path: Path, key: str, value: Mapping[str, object], allowed: set[str]) -> None:
     unknown = sorted(set(value) - allowed, key=str)
     if unknown:
         raise fail(
@@ -93,14 +95,14 @@ def known(path: Path, key: str, value: Mapping[str, Any], allowed: set[str]) -> 
         )
 
 
-def spark_conf(path: Path, key: str, value: Any) -> dict[str, str]:
+def spark_conf(path: Path, key: str, value: object) -> dict[str, str]:
     # Spark reads conf values as text; a YAML boolean means what Spark spells "true"/"false".
     return {
         k: ("true" if v else "false") if isinstance(v, bool) else str(v) for k, v in scalars(path, key, value).items()
     }
 
 
-def timestamp(path: Path, key: str, value: Any) -> str:
+def timestamp(path: Path, key: str, value: object) -> str:
     text = string(path, key, value)
     try:
         datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)

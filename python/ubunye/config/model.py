@@ -99,7 +99,7 @@ class TaskConfig:
     env_used: dict[str, str] = field(default_factory=dict)
 
 
-def _io(path: Path, key: str, name: str, raw: Any, output: bool) -> IOConfig:
+def _io(path: Path, key: str, name: str, raw: object, output: bool) -> IOConfig:
     if not (isinstance(name, str) and _NAME.fullmatch(name)):
         raise check.fail(path, key, "a dataset name is letters, digits and _, not starting with a digit, at most 128")
     value = check.mapping(path, key, raw)
@@ -148,7 +148,7 @@ def _io(path: Path, key: str, name: str, raw: Any, output: bool) -> IOConfig:
     )
 
 
-def _profile(path: Path, key: str, value: dict[str, Any]) -> tuple[bool, list[str], int]:
+def _profile(path: Path, key: str, value: dict[str, object]) -> tuple[bool, list[str], int]:
     """``profile``, ``key`` and ``buckets`` of one dataset, checked (whether the key columns exist is known only
     once the frame is there: the run records that as the dataset's profile_error)."""
     profile = check.boolean(path, f"{key}.profile", value.get("profile", True))
@@ -171,7 +171,9 @@ def _profile(path: Path, key: str, value: dict[str, Any]) -> tuple[bool, list[st
     return profile, keys, buckets
 
 
-def _expectations(path: Path, raw: Any, inputs: dict, outputs: dict) -> list[Expectations]:
+def _expectations(
+    path: Path, raw: object, inputs: dict[str, IOConfig], outputs: dict[str, IOConfig]
+) -> list[Expectations]:
     out = []
     for name, rules in check.mapping(path, "CONFIG.expectations", raw).items():
         key = f"CONFIG.expectations.{name}"
@@ -198,7 +200,7 @@ def _expectations(path: Path, raw: Any, inputs: dict, outputs: dict) -> list[Exp
     return out
 
 
-def _check_rules(path: Path, key: str, rules: dict[str, Any]) -> None:
+def _check_rules(path: Path, key: str, rules: dict[str, object]) -> None:
     if "row_count" in rules:
         rc = check.mapping(path, f"{key}.row_count", rules["row_count"])
         check.known(path, f"{key}.row_count", rc, {"min", "max"})
@@ -233,7 +235,7 @@ def _check_rules(path: Path, key: str, rules: dict[str, Any]) -> None:
             check.string(path, f"{key}.expression" + ("" if isinstance(exprs, str) else f"[{i}]"), expr)
 
 
-def _monitors(path: Path, raw: Any) -> list[MonitorConfig]:
+def _monitors(path: Path, raw: object) -> list[MonitorConfig]:
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -291,7 +293,7 @@ def _engine(path: Path, doc: dict[str, Any], mode: str | None) -> tuple[str, dic
     return backend, spark_conf
 
 
-def _version(path: Path, value: Any) -> str:
+def _version(path: Path, value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise check.expected(path, "VERSION", "a string or a number", value)
     return str(value)

@@ -16,11 +16,12 @@ import time
 import unicodedata
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from types import FrameType
 
 import jinja2
 from jinja2 import meta, nodes
 from jinja2.exceptions import SecurityError
+from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ubunye.exceptions import ConfigError
@@ -61,7 +62,7 @@ class _Env:
     def __contains__(self, key: object) -> bool:
         return key in self._values
 
-    def get(self, key: str, default: Any = None) -> Any:  # Mapping.get would turn the missing-name error into one
+    def get(self, key: str, default: object = None) -> object:  # Mapping.get would turn the missing-name error into one
         return self[key] if key in self._values else default
 
     def __iter__(self) -> Iterator[str]:
@@ -81,7 +82,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     intercepted_binops = frozenset({"*", "**"})
 
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+    def call_binop(self, context: Context, operator: str, left: object, right: object) -> object:
         sized = [v for v in (left, right) if isinstance(v, str | list | tuple)]
         counts = [v for v in (left, right) if isinstance(v, int) and not isinstance(v, bool)]
         if operator == "*" and sized and counts and len(sized[0]) * counts[0] > _MAX_REPEAT:
@@ -112,7 +113,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
         yield  # signals reach only the main thread; elsewhere the repetition bounds are all there is
         return
 
-    def _alarm(_signum: int, _frame: Any) -> None:
+    def _alarm(_signum: int, _frame: FrameType | None) -> None:
         raise _TooSlow
 
     previous = signal.signal(signal.SIGALRM, _alarm)
@@ -130,7 +131,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 def template_variables(
     dt: str | None = None, dtf: str | None = None, mode: str | None = None, env: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The variables a config sees. An omitted ``dt``/``dtf``/``mode`` is *undefined*, not ``None``.
 
     So ``{{ dt | default('latest') }}`` renders ``latest`` when dt is omitted, and a bare ``{{ dt }}`` is an error.
@@ -139,14 +140,14 @@ def template_variables(
         >>> sorted(template_variables(dt="2026-12-01"))
         ['dt', 'env']
     """
-    out: dict[str, Any] = {"env": _Env(os.environ if env is None else env)}
+    out: dict[str, object] = {"env": _Env(os.environ if env is None else env)}
     for name, value in (("dt", dt), ("dtf", dtf), ("mode", mode)):
         if value is not None:
             out[name] = value
     return out
 
 
-def used_env(variables: Mapping[str, Any]) -> dict[str, str]:
+def used_env(variables: Mapping[str, object]) -> dict[str, str]:
     """The environment variables the templates rendered with ``variables`` have read so far, name -> value.
 
     Example:
@@ -198,14 +199,15 @@ def _dotdots(text: str) -> int:
     return re.split(r"[/\\]", text).count("..")
 
 
-def _check_path(text: str, ast: nodes.Template, rendered: str, variables: Mapping[str, Any], env: list[str]) -> None:
+def _check_path(text: str, ast: nodes.Template, rendered: str, variables: Mapping[str, object], env: list[str]) -> None:
     # Only where a value builds a path: `mode` naming a profile may be anything.
     for name in sorted(meta.find_undeclared_variables(ast) & {"dt", "dtf", "mode"}):
         value = variables.get(name)
         problem = path_problem(value) if isinstance(value, str) else None
         if problem:
             raise ConfigError(f"template variable {name}={value!r} cannot build a path ({problem})")
-    values = variables["env"]._values if isinstance(variables.get("env"), _Env) else {}
+    env_var = variables.get("env")
+    values = env_var._values if isinstance(env_var, _Env) else {}
     for name in dict.fromkeys(env):
         problem = path_problem(values.get(name, ""), slashes=True)
         if problem:  # the value is not quoted: it may be a secret
@@ -215,7 +217,7 @@ def _check_path(text: str, ast: nodes.Template, rendered: str, variables: Mappin
         raise ConfigError("the rendered path has a '..' component the template text does not: refused")
 
 
-def render_value(text: str, variables: Mapping[str, Any], where: str, path: bool = False, quote: bool = True) -> str:
+def render_value(text: str, variables: Mapping[str, object], where: str, path: bool = False, quote: bool = True) -> str:
     """Render one string; ``where`` ("config.yaml: CONFIG.inputs.x.path") starts any error.
 
     ``path=True``: the value is a location, so the variables building it are checked (see :func:`path_problem`).
@@ -278,13 +280,23 @@ def _is_secret(keys: tuple[str | int, ...]) -> bool:
     )
 
 
-def render_tree(node: Any, variables: Mapping[str, Any], file: str, keys: tuple[str | int, ...] = ()) -> Any:
-    """Render every string value (never a key) inside nested dicts and lists; errors start with ``file``."""
+def render_tree(doc: dict[str, object], variables: Mapping[str, object], file: str) -> dict[str, object]:
+    """Render every string value (never a key) inside a document's nested dicts and lists; errors start with
+    ``file``.
+
+    Example:
+        >>> render_tree({"a": ["in/{{ dt }}", 1]}, template_variables(dt="2026-12-01", env={}), "c.yaml")
+        {'a': ['in/2026-12-01', 1]}
+    """
+    return {k: _render(v, variables, file, (k,)) for k, v in doc.items()}
+
+
+def _render(node: object, variables: Mapping[str, object], file: str, keys: tuple[str | int, ...]) -> object:
     if isinstance(node, str):
         where = f"{file}: {_key(keys)}"
         return render_value(node, variables, where, path=_is_path(keys), quote=not _is_secret(keys))
     if isinstance(node, dict):
-        return {k: render_tree(v, variables, file, (*keys, k)) for k, v in node.items()}
+        return {k: _render(v, variables, file, (*keys, k)) for k, v in node.items()}
     if isinstance(node, list):
-        return [render_tree(v, variables, file, (*keys, i)) for i, v in enumerate(node)]
+        return [_render(v, variables, file, (*keys, i)) for i, v in enumerate(node)]
     return node

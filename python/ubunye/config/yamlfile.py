@@ -15,8 +15,9 @@ Example:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -45,7 +46,8 @@ class _Refused(Exception):
 class _Loader(yaml.SafeLoader):
     """SafeLoader that keeps timestamps as strings and bounds aliases and nesting while composing."""
 
-    yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, Any]]]] = {
+    # A class attribute in PyYAML (its stub declares an instance one, hence the ignore).
+    yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, re.Pattern[str]]]]] = {  # type: ignore[misc]
         first: [(tag, rx) for tag, rx in resolvers if tag != f"{_TAG}timestamp"]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
@@ -55,8 +57,8 @@ class _Loader(yaml.SafeLoader):
         self.aliases = 0
         self.depth = 0
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
-        mark = self.peek_event().start_mark
+    def compose_node(self, parent: Node | None, index: object) -> Node | None:
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]  # unannotated in types-PyYAML
         if self.check_event(yaml.AliasEvent):
             # Counted here, before anything is expanded: "billion laughs" is a few lines of aliases.
             self.aliases += 1
@@ -66,7 +68,8 @@ class _Loader(yaml.SafeLoader):
         try:
             if self.depth > MAX_DEPTH:
                 raise _Refused("", mark.line + 1, f"nested more than {MAX_DEPTH} levels deep: refused")
-            return super().compose_node(parent, index)
+            # PyYAML passes None (the root), a list position or a mapping's key node; its stub says int only.
+            return super().compose_node(parent, index)  # type: ignore[arg-type]
         finally:
             self.depth -= 1
 
@@ -138,7 +141,7 @@ def _yaml_error(where: str, exc: yaml.YAMLError) -> ConfigError:
     return ConfigError(message + (f"\n{redact_url(snippet)}" if snippet else ""))
 
 
-def parse_yaml(text: str, where: str) -> Any:
+def parse_yaml(text: str, where: str) -> object:
     """The data of one YAML document (``None`` when empty); ``where`` (the file) starts every error."""
     loader = _Loader(text.removeprefix("\ufeff"))
     try:
@@ -156,7 +159,7 @@ def parse_yaml(text: str, where: str) -> Any:
         loader.dispose()
 
 
-def read_yaml(path: Path) -> Any:
+def read_yaml(path: Path) -> object:
     """Read and parse one YAML file: its size and encoding are checked before any parsing."""
     try:
         size = path.stat().st_size

@@ -1,5 +1,8 @@
 """Engines: one interface (read, write, run a SQL transform, hash) over pandas, Spark and polars.
 
+This module is the package's face only: the :class:`Engine` protocol, :func:`get_engine`, and where data lives
+(:func:`location`, :func:`local_path`, ...). The engines and their parts import one another, never this module.
+
 Example:
     >>> from ubunye.engines import get_engine
     >>> get_engine("pandas").name
@@ -8,30 +11,40 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib.util
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ubunye.engines.locks import output_lock
-from ubunye.engines.paths import is_url, local_path, resolve_path
+from ubunye.engines.paths import is_url, local_path, location, resolve_path
 from ubunye.exceptions import EngineError
 
 if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import SparkSession
+
     from ubunye.config import IOConfig
-    from ubunye.hashing import FrameHash
-    from ubunye.hashing.profile import FrameProfile
+    from ubunye.hashing import FrameHash, FrameProfile
+
+#: An engine's native frame: pandas.DataFrame (pandas), polars.DataFrame (polars), pyspark.sql.DataFrame (spark).
+FrameT = TypeVar("FrameT")
 
 
-class Engine(Protocol):
-    """What the runner needs from a backend. Frames are the engine's native frames."""
+class Engine(Protocol[FrameT]):
+    """What the runner needs from a backend, over its native frames ``FrameT``.
+
+    What a transform returned (a native frame, a narwhals frame, an Arrow table...) is taken as ``object`` and
+    turned into a ``FrameT`` by :meth:`native`, or refused.
+    """
 
     name: str
 
-    def read(self, io: IOConfig, base_dir: Path) -> Any:
+    def read(self, io: IOConfig, base_dir: Path) -> FrameT:
         """Read one input (paths relative to ``base_dir``; delta time travel from io.version/timestamp)."""
 
     def write(
-        self, frame: Any, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
+        self, frame: FrameT, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
     ) -> None:
         """Write one output with io.mode (overwrite | append), all of it or nothing (see ``engines.transaction``).
 
@@ -43,85 +56,82 @@ class Engine(Protocol):
         """Raise EngineError if the output cannot be written, from its config and location alone (no frame), so a
         run can be refused before any input is read. ``write`` checks the same again."""
 
-    def sql(self, query: str, sources: dict[str, Any]) -> Any:
-        """Run a SQL query over the sources, each registered as a view under its name."""
+    def sql(self, query: str, sources: Mapping[str, object]) -> FrameT:
+        """Run a SQL query over the sources (each passed through :meth:`native`), each a view under its name."""
 
-    def scalar(self, query: str, sources: dict[str, Any]) -> Any:
+    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:  # one SQL value: any Python type
         """Run a SQL query returning one row and one column, as a Python value."""
 
     def quote(self, column: str) -> str:
         """Quote an identifier for this engine's SQL dialect."""
 
-    def hash(self, frame: Any) -> FrameHash:
+    def hash(self, frame: FrameT) -> FrameHash:
         """rows-v1 hash of every row (``ubunye.hashing.hash_frame``)."""
 
-    def profile(self, frame: Any, *, key: list[str] | None, buckets: int) -> FrameProfile:
+    def profile(self, frame: FrameT, *, key: list[str] | None, buckets: int) -> FrameProfile:
         """rows-v1 hash plus column fingerprints and row buckets (``ubunye.hashing.profile.profile_frame``)."""
 
     def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
         """The Delta version a read of ``io`` sees now (io.version / timestamp resolved, else the latest), or
         None when ``io`` is not a Delta path. The runner reads inputs at this version and records it."""
 
-    def native(self, frame: Any) -> Any:
+    def native(self, frame: object) -> FrameT:
         """Turn what a transform returned (native or narwhals) into a native frame, or raise EngineError."""
 
-    def from_pandas(self, frame: Any) -> Any:
+    def from_pandas(self, frame: pd.DataFrame) -> FrameT:
         """Make a frame of this engine from a pandas DataFrame."""
 
-    def hold(self, frame: Any) -> Any:
+    def hold(self, frame: FrameT) -> FrameT:
         """Keep a frame that is hashed, checked and written (Spark: persist), returning the frame to use."""
 
-    def release(self, frame: Any) -> None:
+    def release(self, frame: FrameT) -> None:
         """Undo :meth:`hold`."""
 
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> dict[str, str | None]:
         """Engine facts for the record's environment (Spark: version, JVM version, session time zone)."""
 
 
-def location(io: IOConfig, base_dir: Path) -> str:
-    """Where an input or output lives, as recorded: the resolved path, or ``table:<name>``.
-
-    Example:
-        >>> from ubunye.config import IOConfig
-        >>> location(IOConfig("t", table="db.t"), Path("/u"))
-        'table:db.t'
-    """
-    if io.table is not None:
-        return f"table:{io.table}"
-    assert io.path is not None
-    return resolve_path(io.path, base_dir)
+#: What an engine needs beyond ubunye's own dependencies: the module, and the extra that installs it.
+_NEEDS = {"spark": ("pyspark", "spark"), "polars": ("polars", "polars")}
 
 
-def get_engine(name: str, spark_conf: dict[str, str] | None = None, spark: Any = None) -> Engine:
+def _require(name: str) -> None:
+    """Raise EngineError naming the engine, the module and the extra when the engine's library is not installed."""
+    module, extra = _NEEDS[name]
+    if importlib.util.find_spec(module) is None:
+        hint = " (or run where Spark is installed)" if name == "spark" else ""
+        msg = f"the {name} engine needs {module}: pip install 'ubunye[{extra}]'{hint}"
+        raise EngineError(msg)
+
+
+def get_engine(
+    name: str, spark_conf: dict[str, str] | None = None, spark: SparkSession | None = None
+) -> Engine[Any]:  # the frame type follows the name, known only when it runs
     """The engine called ``name`` ("pandas", "spark" or "polars"). Spark reuses ``spark`` or the active session.
 
     An unknown name, or an engine whose library is not installed, is an ``EngineError`` saying what to do.
+
+    Example:
+        >>> get_engine("duckdb")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: unknown engine 'duckdb': use 'pandas', 'spark' or 'polars'
     """
     if name == "pandas":
         from ubunye.engines.pandas_engine import PandasEngine
 
         return PandasEngine()
     if name == "spark":
-        import importlib.util
-
-        # Checked here: the engine imports pyspark only when it first needs the session, mid-run.
-        if spark is None and importlib.util.find_spec("pyspark") is None:
-            msg = "the spark engine needs pyspark: pip install 'ubunye[spark]' (or run where Spark is installed)"
-            raise EngineError(msg)
+        _require(name)  # here: the engine imports pyspark only when it first needs the session, mid-run
         from ubunye.engines.spark_engine import SparkEngine
 
         return SparkEngine(spark=spark, spark_conf=spark_conf or {})
     if name == "polars":
-        try:
-            from ubunye.engines.polars_engine import PolarsEngine
-        except ModuleNotFoundError as exc:
-            if (exc.name or "").partition(".")[0] != "polars":
-                raise
-            msg = "the polars engine needs polars: pip install 'ubunye[polars]'"
-            raise EngineError(msg) from None
+        _require(name)
+        from ubunye.engines.polars_engine import PolarsEngine
+
         return PolarsEngine()
     msg = f"unknown engine {name!r}: use 'pandas', 'spark' or 'polars'"
     raise EngineError(msg)
 
 
-__all__ = ["Engine", "get_engine", "is_url", "local_path", "location", "output_lock", "resolve_path"]
+__all__ = ["Engine", "FrameT", "get_engine", "is_url", "local_path", "location", "output_lock", "resolve_path"]

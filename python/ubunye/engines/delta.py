@@ -1,4 +1,5 @@
-"""Delta writes for the in-process engines (pandas, polars) through deltalake, with the commit hook.
+"""Delta for the in-process engines (pandas, polars) through deltalake: writes with the commit hook, and reads
+and versions as of io.version or io.timestamp.
 
 A Delta table is transactional already: data files are written first, invisible until one JSON entry in
 ``_delta_log`` commits them, so a failed or killed write leaves the previous version current (its unreferenced
@@ -29,8 +30,12 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from ubunye.engines.paths import resolve_path
+
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from deltalake import DeltaTable
 
     from ubunye.config import IOConfig
 
@@ -85,7 +90,7 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
             write_deltalake(
                 path,
                 pa.RecordBatchReader.from_batches(table.schema, batches()),
-                mode=io.mode,  # type: ignore[arg-type]
+                mode=io.mode,  # type: ignore[call-overload]  # config allows overwrite or append only
                 partition_by=io.partition_by or None,
                 storage_options=io.storage_options or None,
             )
@@ -109,9 +114,49 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
         raise failure[0]
 
 
-def table_version(io: IOConfig, path: str, timestamp: datetime.datetime | None = None) -> int:
+def timestamp_of(io: IOConfig) -> datetime.datetime | None:
+    """The instant io.timestamp names (ISO 8601, UTC when it names no zone), or None: what a Delta read of ``io``
+    travels back to.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> timestamp_of(IOConfig("t", format="delta", timestamp="2024-05-01T12:00:00Z")).isoformat()
+        '2024-05-01T12:00:00+00:00'
+    """
+    if io.timestamp is None:
+        return None
+    stamp = datetime.datetime.fromisoformat(io.timestamp.replace("Z", "+00:00"))
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=datetime.UTC)
+
+
+def _open(io: IOConfig, path: str) -> DeltaTable:
+    """The Delta table at ``path`` as a read of ``io`` sees it: at io.version, or as of io.timestamp, else latest."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(path, version=io.version, storage_options=io.storage_options or None)
+    stamp = timestamp_of(io)
+    if stamp is not None:
+        table.load_as_version(stamp)
+    return table
+
+
+def read_table(io: IOConfig, path: str) -> pa.Table:
+    """The rows of the Delta table at ``path`` as a read of ``io`` sees them (see :func:`table_version`).
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> path = tempfile.mkdtemp() + "/t"
+        >>> write_delta(pa.table({"a": [1]}), IOConfig("t", format="delta"), path, lambda: None)
+        >>> read_table(IOConfig("t", format="delta"), path).to_pydict()
+        {'a': [1]}
+    """
+    return _open(io, path).to_pyarrow_table()
+
+
+def table_version(io: IOConfig, path: str) -> int:
     """The version of the Delta table at ``path`` a read of ``io`` sees: io.version when given (checked to
-    exist), the version current at ``timestamp`` when given, else the latest. The runner reads that version
+    exist), the version current at io.timestamp when given, else the latest. The runner reads that version
     (pinned), so the record names exactly the version that was read.
 
     Example:
@@ -123,26 +168,15 @@ def table_version(io: IOConfig, path: str, timestamp: datetime.datetime | None =
         >>> table_version(IOConfig("t", format="delta"), path), table_version(IOConfig("t", version=0), path)
         (1, 0)
     """
-    from deltalake import DeltaTable
-
-    table = DeltaTable(path, version=io.version, storage_options=io.storage_options or None)
-    if timestamp is not None:
-        table.load_as_version(timestamp)
-    return int(table.version())
+    return int(_open(io, path).version())
 
 
 def dataset_version(io: IOConfig, base_dir: Path) -> int | None:
-    """:func:`table_version` of a Delta path input or output (io.timestamp read as ISO 8601, UTC when it names
-    no zone), None for anything else: the in-process engines' ``delta_version``."""
+    """:func:`table_version` of a Delta path input or output, None for anything else: the in-process engines'
+    ``delta_version``."""
     if io.format != "delta" or io.path is None:
         return None
-    from ubunye.engines.paths import resolve_path
-
-    stamp = None
-    if io.timestamp is not None:
-        stamp = datetime.datetime.fromisoformat(io.timestamp.replace("Z", "+00:00"))
-        stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=datetime.UTC)
-    return table_version(io, resolve_path(io.path, base_dir), stamp)
+    return table_version(io, resolve_path(io.path, base_dir))
 
 
-__all__ = ["dataset_version", "table_version", "write_delta"]
+__all__ = ["dataset_version", "read_table", "table_version", "timestamp_of", "write_delta"]

@@ -27,7 +27,7 @@ import codecs
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from ubunye.engines.locks import lock_timeout, output_lock
 from ubunye.engines.paths import is_hidden, local_path, siblings
@@ -157,13 +157,14 @@ def check_utf8(io: IOConfig, file: Path) -> None:
             lines += chunk.count(b"\n")
 
 
-def _open_text(file: Path):
+def _open_text(file: Path) -> BinaryIO:
     codec = COMPRESSION.get(file.suffix.lower())
     if codec is None:
         return file.open("rb")
     import pyarrow as pa
 
-    return pa.CompressedInputStream(pa.OSFile(str(file)), codec)
+    stream: BinaryIO = pa.CompressedInputStream(pa.OSFile(str(file)), codec)
+    return stream
 
 
 def _recover(root: Path) -> None:

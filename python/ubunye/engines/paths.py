@@ -19,7 +19,11 @@ import re
 import secrets
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
+
+if TYPE_CHECKING:
+    from ubunye.config import IOConfig
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 KINDS = ("staging", "old", "trash")
@@ -45,6 +49,20 @@ def resolve_path(path: str, base_dir: Path) -> str:
     if is_url(path) or Path(path).is_absolute():
         return path
     return str((base_dir / path).resolve())
+
+
+def location(io: IOConfig, base_dir: Path) -> str:
+    """Where an input or output lives, as recorded: the resolved path, or ``table:<name>``.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> location(IOConfig("t", table="db.t"), Path("/u"))
+        'table:db.t'
+    """
+    if io.table is not None:
+        return f"table:{io.table}"
+    assert io.path is not None
+    return resolve_path(io.path, base_dir)
 
 
 def local_path(where: str) -> Path | None:

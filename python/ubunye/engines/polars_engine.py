@@ -14,62 +14,50 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines import local_path, resolve_path, transaction
-from ubunye.engines.delta import write_delta
+from ubunye.engines._io import LocalEngine, pandas_table, separator, unwrap
+from ubunye.engines.delta import timestamp_of
 from ubunye.engines.inputs import data_files, has_partitions
-from ubunye.engines.locks import output_lock
-from ubunye.engines.transaction import CommitHook
+from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError
-from ubunye.hashing import FrameHash, hash_frame
 
 if TYPE_CHECKING:
-    from ubunye.hashing.profile import FrameProfile
+    import pandas as pd
 
 
-def _timestamp(text: str) -> dt.datetime:
-    value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+class PolarsEngine(LocalEngine[pl.DataFrame]):
+    """Runs tasks in this process on polars DataFrames (eager; a LazyFrame a transform returns is collected).
 
-
-def _sep(io: IOConfig) -> str:
-    return str(io.options.get("sep", io.options.get("delimiter", ",")))
-
-
-def _write_part(frame: pl.DataFrame, io: IOConfig, part: Path) -> None:
-    """One part file, as Spark and the pandas engine write them."""
-    if io.format == "parquet":
-        frame.write_parquet(part)
-    elif io.format == "csv":
-        frame.write_csv(part, separator=_sep(io))
-    else:
-        frame.write_ndjson(part)
-
-
-class PolarsEngine:
-    """Runs tasks in this process on polars DataFrames (eager; a LazyFrame a transform returns is collected)."""
+    Example:
+        >>> import tempfile
+        >>> engine, base = PolarsEngine(), Path(tempfile.mkdtemp())
+        >>> engine.write(pl.DataFrame({"a": [1]}), IOConfig("o", format="csv", path="o"), base)
+        >>> engine.read(IOConfig("o", format="csv", path="o"), base).height
+        1
+        >>> engine.check_output(IOConfig("o", format="csv", path="/u/o", partition_by=["id"]), Path("/u"))
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'o': the polars engine cannot write csv partitioned by 'id' ...
+    """
 
     name = "polars"
 
     def read(self, io: IOConfig, base_dir: Path) -> pl.DataFrame:
-        if io.table is not None:
-            msg = f"input {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
-            raise EngineError(msg)
-        assert io.path is not None
-        path = resolve_path(io.path, base_dir)
+        path = self._input_path(io, base_dir)
         try:
             if io.format == "delta":
                 local = local_path(path)
                 if local is not None and not local.exists():
                     msg = f"input {io.name!r}: no such file or folder: {local}"
                     raise EngineError(msg)
-                version: Any = _timestamp(io.timestamp) if io.timestamp is not None else io.version
+                stamp = timestamp_of(io)
+                version: int | dt.datetime | None = stamp if stamp is not None else io.version
                 return pl.read_delta(path, version=version, storage_options=io.storage_options or None)
             return self._read_files(io, path)
         except EngineError:
@@ -83,8 +71,9 @@ class PolarsEngine:
         if files == []:
             return pl.DataFrame()  # allow_empty, and no schema is declared: no rows, no columns
         storage = io.storage_options or None
+        source: str | list[str]
         if files is None:  # a URL: polars lists it
-            source: Any = path
+            source = path
             hive: bool | None = None
         else:
             local = local_path(path)
@@ -95,108 +84,41 @@ class PolarsEngine:
         if io.format == "parquet":
             return pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob).collect()
         if io.format == "csv":
-            return pl.scan_csv(source, separator=_sep(io), storage_options=storage, glob=glob).collect()
+            return pl.scan_csv(source, separator=separator(io), storage_options=storage, glob=glob).collect()
         return pl.scan_ndjson(source, storage_options=storage).collect()
 
-    def write(
-        self,
-        frame: pl.DataFrame,
-        io: IOConfig,
-        base_dir: Path,
-        *,
-        before_commit: Callable[[], None] | None = None,
-    ) -> None:
-        """Write one output, all of it or nothing (``engines.transaction``); ``before_commit`` runs just before
-        the new data becomes visible.
+    def _arrow(self, frame: pl.DataFrame, *, rows: bool) -> pa.Table:
+        return frame.to_arrow() if rows else frame.head(0).to_arrow()  # polars writes part files itself
 
-        Example:
-            >>> import tempfile
-            >>> base = Path(tempfile.mkdtemp())
-            >>> PolarsEngine().write(pl.DataFrame({"a": [1]}), IOConfig("o", format="csv", path="o"), base)
-            >>> PolarsEngine().read(IOConfig("o", format="csv", path="o"), base).height
-            1
-        """
-        self.check_output(io, base_dir)
-        assert io.path is not None
-        path = resolve_path(io.path, base_dir)
-        hook = CommitHook(before_commit)
-        try:
-            transaction.refuse_columns(io, frame.head(0).to_arrow().schema)  # no rows: the types only
-            if io.format == "delta":
-                with output_lock(path):  # a no-op for URLs; serialises local runs
-                    write_delta(frame.to_arrow(), io, path, hook)
-            else:
-                transaction.write_parts(io, path, self.name, lambda part: _write_part(frame, io, part), hook)
-        except Exception as exc:
-            error = transaction.write_error(io, path, exc, hook)
-            if error is exc:
-                raise
-            raise error from exc
+    def _write_part(self, frame: pl.DataFrame, table: pa.Table, io: IOConfig, part: Path) -> None:
+        """One part file, as Spark and the pandas engine write them."""
+        if io.format == "parquet":
+            frame.write_parquet(part)
+        elif io.format == "csv":
+            frame.write_csv(part, separator=separator(io))
+        else:
+            frame.write_ndjson(part)
 
-    def check_output(self, io: IOConfig, base_dir: Path) -> None:
-        """Raise EngineError if this output cannot be written, judged from its config and location alone, so the
-        runner can refuse before reading anything (``write`` checks again, and checks the columns).
-
-        Example:
-            >>> PolarsEngine().check_output(IOConfig("o", format="csv", path="/u/o", partition_by=["id"]), Path("/u"))
-            Traceback (most recent call last):
-            ubunye.exceptions.EngineError: output 'o': the polars engine cannot write csv partitioned by 'id' ...
-        """
-        if io.table is not None:
-            msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
-            raise EngineError(msg)
-        assert io.path is not None
-        transaction.refuse_unwritable(io, resolve_path(io.path, base_dir), self.name)
-
-    def sql(self, query: str, sources: dict[str, Any]) -> pl.DataFrame:
+    def sql(self, query: str, sources: Mapping[str, object]) -> pl.DataFrame:
         frames = {name: self.native(frame) for name, frame in sources.items()}
         return pl.SQLContext(frames=frames).execute(query, eager=True)
 
-    def scalar(self, query: str, sources: dict[str, Any]) -> Any:
+    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:
         return self.sql(query, sources).row(0)[0]
 
-    def quote(self, column: str) -> str:
-        return '"' + column.replace('"', '""') + '"'
-
-    def hash(self, frame: pl.DataFrame) -> FrameHash:
-        return hash_frame(frame)
-
-    def profile(self, frame: pl.DataFrame, *, key: list[str] | None, buckets: int) -> FrameProfile:
-        from ubunye.hashing.profile import profile_frame
-
-        return profile_frame(frame, key=key, buckets=buckets)
-
-    def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
-        from ubunye.engines.delta import dataset_version
-
-        return dataset_version(io, base_dir)
-
-    def native(self, frame: Any) -> pl.DataFrame:
-        if type(frame).__module__.startswith("narwhals"):
-            import narwhals as nw
-
-            frame = nw.to_native(frame)
+    def native(self, frame: object) -> pl.DataFrame:
+        frame = unwrap(frame)
         if isinstance(frame, pl.LazyFrame):
             return frame.collect()
         if isinstance(frame, pl.DataFrame):
             return frame
-        import pyarrow as pa
-
         if isinstance(frame, pa.Table):
             return pl.from_arrow(frame)  # type: ignore[return-value]
         msg = f"the polars engine needs a polars DataFrame, got {type(frame).__module__}.{type(frame).__name__}"
         raise EngineError(msg)
 
-    def from_pandas(self, frame: Any) -> pl.DataFrame:
-        from ubunye.engines.pandas_engine import _to_arrow  # the rows-v1 conversion: what is hashed is kept
+    def from_pandas(self, frame: pd.DataFrame) -> pl.DataFrame:
+        return pl.from_arrow(pandas_table(frame))  # type: ignore[return-value]  # the rows-v1 conversion: what is hashed is kept
 
-        return pl.from_arrow(_to_arrow(frame))  # type: ignore[return-value]
-
-    def hold(self, frame: pl.DataFrame) -> pl.DataFrame:
-        return frame
-
-    def release(self, frame: pl.DataFrame) -> None:
-        return None
-
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> dict[str, str | None]:
         return {"version": pl.__version__}

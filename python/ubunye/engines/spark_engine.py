@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ubunye.config import IOConfig
-from ubunye.engines import is_url, local_path, location, transaction
+from ubunye.engines._io import pandas_table, unwrap
 from ubunye.engines.inputs import data_files
 from ubunye.engines.locks import output_lock
-from ubunye.engines.transaction import CommitHook
+from ubunye.engines.paths import is_url, local_path, location
+from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
 from ubunye.exceptions import EngineError, JarNotFoundError
-from ubunye.hashing import FrameHash, hash_frame
+from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger("ubunye")
 
@@ -72,7 +77,7 @@ def _delta_package_text() -> str:
         return f"<none: {exc}>"
 
 
-def configure_delta(builder: Any) -> Any:
+def configure_delta(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Add the Delta jars (from Maven Central), extension and catalog to a SparkSession builder.
 
     Keeps the packages and extensions the builder already has.
@@ -99,7 +104,7 @@ def configure_delta(builder: Any) -> Any:
     )
 
 
-def new_session(spark_conf: dict[str, str] | None = None) -> Any:
+def new_session(spark_conf: dict[str, str] | None = None) -> SparkSession:
     """A SparkSession with Delta and (when built) the ubunye jar: ``spark.master`` defaults to local[2]."""
     from pyspark.sql import SparkSession
 
@@ -131,17 +136,18 @@ def _is_delta_missing(exc: BaseException) -> bool:
 
 
 class SparkEngine:
-    """Runs tasks on Spark DataFrames, in the given session, the active one, or a new local one."""
+    """Runs tasks on Spark DataFrames (``pyspark.sql.DataFrame``, classic or Connect), in the given session, the
+    active one, or a new local one."""
 
     name = "spark"
 
-    def __init__(self, spark: Any = None, spark_conf: dict[str, str] | None = None) -> None:
+    def __init__(self, spark: SparkSession | None = None, spark_conf: dict[str, str] | None = None) -> None:
         self._spark = spark
         self.spark_conf = dict(spark_conf or {})
         self._default_fs_local: bool | None = None
 
     @property
-    def spark(self) -> Any:
+    def spark(self) -> SparkSession:
         """The SparkSession (created on first use when there is no active one)."""
         if self._spark is None:
             from pyspark.sql import SparkSession
@@ -179,7 +185,7 @@ class SparkEngine:
             return False
         return str(default_fs or "file:///").startswith("file:")
 
-    def read(self, io: IOConfig, base_dir: Path) -> Any:
+    def read(self, io: IOConfig, base_dir: Path) -> DataFrame:
         where = location(io, base_dir)
         options = {str(k): str(v) for k, v in io.options.items()}
         if io.format == "csv":
@@ -199,14 +205,14 @@ class SparkEngine:
             reader = self.spark.read.options(**options)
             if io.table is not None:
                 return reader.table(io.table)
-            return reader.format(io.format).load(where)
+            return reader.load(where, format=io.format)
         except EngineError:
             raise
         except Exception as exc:
             raise self._fail(io, "input", where, exc) from exc
 
     def write(
-        self, frame: Any, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
+        self, frame: DataFrame, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
     ) -> None:
         """Write one output, all of it or nothing.
 
@@ -243,11 +249,11 @@ class SparkEngine:
                     writer.mode(io.mode).save(where)
             else:
                 if io.mode == "append":
-                    stage = transaction.merge(io, local, hook)
+                    stage = merge(io, local, hook)
                 elif io.partition_by and self._dynamic_overwrite(options):
-                    stage = transaction.merge(io, local, hook, partitions_only=True)
+                    stage = merge(io, local, hook, partitions_only=True)
                 else:
-                    stage = transaction.overwrite(io, local, hook)
+                    stage = overwrite(io, local, hook)
                 with stage as staging:
                     # Spark's overwrite deletes before it writes: here it deletes only our empty staging folder.
                     writer.mode("overwrite").save(f"file://{staging}" if is_url(where) else str(staging))
@@ -276,9 +282,9 @@ class SparkEngine:
         local = self.local_root(where)
         if local is None:
             if io.mode == "overwrite":
-                transaction.refuse_remote_overwrite(io, where)
+                refuse_remote_overwrite(io, where)
             return
-        transaction.refuse_file_at(io, local)
+        refuse_file_at(io, local)
 
     def _dynamic_overwrite(self, options: dict[str, str]) -> bool:
         """Spark's partitionOverwriteMode=dynamic: an overwrite replaces only the partitions it writes."""
@@ -290,7 +296,7 @@ class SparkEngine:
                 mode = "static"
         return str(mode).lower() == "dynamic"
 
-    def _views(self, sources: dict[str, Any]) -> list[str]:
+    def _views(self, sources: Mapping[str, object]) -> list[str]:
         for name, frame in sources.items():
             self.native(frame).createOrReplaceTempView(name)
         return list(sources)
@@ -299,29 +305,27 @@ class SparkEngine:
         for name in names:
             self.spark.catalog.dropTempView(name)
 
-    def sql(self, query: str, sources: dict[str, Any]) -> Any:
+    def sql(self, query: str, sources: Mapping[str, object]) -> DataFrame:
         names = self._views(sources)
         try:
             return self.spark.sql(query)
         finally:
             self._drop(names)
 
-    def scalar(self, query: str, sources: dict[str, Any]) -> Any:
+    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:
         names = self._views(sources)
         try:
-            return self.spark.sql(query).first()[0]
+            return self.spark.sql(query).head(1)[0][0]
         finally:
             self._drop(names)
 
     def quote(self, column: str) -> str:
         return "`" + column.replace("`", "``") + "`"
 
-    def hash(self, frame: Any) -> FrameHash:
+    def hash(self, frame: DataFrame) -> FrameHash:
         return hash_frame(frame)
 
-    def profile(self, frame: Any, *, key: list[str] | None, buckets: int) -> Any:
-        from ubunye.hashing.profile import profile_frame
-
+    def profile(self, frame: DataFrame, *, key: list[str] | None, buckets: int) -> FrameProfile:
         return profile_frame(frame, key=key, buckets=buckets)
 
     def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
@@ -338,7 +342,7 @@ class SparkEngine:
             history = self.spark.sql(f"DESCRIBE HISTORY delta.{self.quote(where)}")
             if io.timestamp is not None:
                 history = history.where(F.col("timestamp") <= F.lit(io.timestamp).cast("timestamp"))
-            found = history.agg(F.max("version")).first()[0]
+            found = history.agg(F.max("version")).head(1)[0][0]
         except Exception as exc:
             raise self._fail(io, "input", where, exc) from exc
         if found is None:
@@ -346,48 +350,44 @@ class SparkEngine:
             raise EngineError(msg)
         return int(found)
 
-    def native(self, frame: Any) -> Any:
-        if type(frame).__module__.startswith("narwhals"):
-            import narwhals as nw
-
-            frame = nw.to_native(frame)
+    def native(self, frame: object) -> DataFrame:
+        frame = unwrap(frame)
         if type(frame).__module__.startswith("pyspark.sql") and hasattr(frame, "createOrReplaceTempView"):
-            return frame
+            return cast("DataFrame", frame)  # classic or Connect (pyspark 3.5's Connect frame is no subclass)
         msg = f"the spark engine needs a Spark DataFrame, got {type(frame).__module__}.{type(frame).__name__}"
         raise EngineError(msg)
 
-    def from_pandas(self, frame: Any) -> Any:
+    def from_pandas(self, frame: pd.DataFrame) -> DataFrame:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        from ubunye.engines.pandas_engine import _to_arrow
-
-        table = _to_arrow(frame)
+        table = pandas_table(frame)
         # Spark reads a zone-less Arrow timestamp as an instant unless told; rows-v1 (and pandas) call it
         # timestamp_ntz, so say so (found by ubunye.testing.backend_conformance).
         schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
         return self.spark.createDataFrame(table, schema=schema)
 
-    def hold(self, frame: Any) -> Any:
+    def hold(self, frame: DataFrame) -> DataFrame:
         try:
             return frame.persist()
         except Exception:  # Spark Connect on some runtimes: run without caching
             return frame
 
-    def release(self, frame: Any) -> None:
+    def release(self, frame: DataFrame) -> None:
         try:
             frame.unpersist()
         except Exception:
             log.debug("unpersist failed", exc_info=True)
 
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> dict[str, str | None]:
         spark = self.spark
-        facts: dict[str, Any] = {"version": spark.version}
+        facts: dict[str, str | None] = {"version": spark.version}
         try:
             facts["session_time_zone"] = spark.conf.get("spark.sql.session.timeZone")
         except Exception:
             facts["session_time_zone"] = None
         try:
-            facts["jvm_version"] = spark.sparkContext._jvm.System.getProperty("java.version")
+            jvm = spark.sparkContext._jvm
+            facts["jvm_version"] = None if jvm is None else jvm.System.getProperty("java.version")
         except Exception:  # Spark Connect: no py4j gateway
             facts["jvm_version"] = None
         return facts

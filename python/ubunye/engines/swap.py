@@ -24,7 +24,9 @@ import ctypes
 import errno
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from ubunye.engines.paths import sibling, siblings, unique
 
@@ -32,8 +34,11 @@ _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 _SYS_RENAMEAT2 = {"x86_64": 316, "aarch64": 276, "arm64": 276}
 
+#: renameat2(olddirfd, oldpath, newdirfd, newpath, flags) -> 0, or -1 with errno set.
+_Renameat2 = Callable[[int, bytes, int, bytes, int], int]
 
-def _load_renameat2():
+
+def _load_renameat2() -> _Renameat2 | None:
     """libc's renameat2 (glibc 2.28+), else the raw system call on the architectures we know, else None."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -43,7 +48,7 @@ def _load_renameat2():
     func = getattr(libc, "renameat2", None)
     if func is not None:
         func.argtypes, func.restype = args, ctypes.c_int
-        return func
+        return cast("_Renameat2", func)  # a ctypes function, typed by the argtypes just set
     number = _SYS_RENAMEAT2.get(os.uname().machine) if hasattr(os, "uname") else None
     syscall = getattr(libc, "syscall", None)
     if number is None or syscall is None:
@@ -51,13 +56,15 @@ def _load_renameat2():
     syscall.restype = ctypes.c_long
 
     def via_syscall(olddirfd: int, old: bytes, newdirfd: int, new: bytes, flags: int) -> int:
-        return syscall(
-            ctypes.c_long(number),
-            ctypes.c_int(olddirfd),
-            ctypes.c_char_p(old),
-            ctypes.c_int(newdirfd),
-            ctypes.c_char_p(new),
-            ctypes.c_uint(flags),
+        return int(
+            syscall(
+                ctypes.c_long(number),
+                ctypes.c_int(olddirfd),
+                ctypes.c_char_p(old),
+                ctypes.c_int(newdirfd),
+                ctypes.c_char_p(new),
+                ctypes.c_uint(flags),
+            )
         )
 
     return via_syscall

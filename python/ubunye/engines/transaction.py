@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ubunye.engines import swap
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import local_path, sibling, siblings, unique
+from ubunye.engines.swap import discard, fsync_dir, fsync_tree, recover, swap_in
 from ubunye.exceptions import EngineError
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def tidy(folder: Path) -> None:
     Example:
         >>> tidy(Path("/nonexistent/out"))
     """
-    swap.recover(folder)
+    recover(folder)
     for leftover in siblings(folder, "staging") + siblings(folder, "trash"):
         _delete(leftover)
     if os.path.lexists(folder):
@@ -174,13 +174,13 @@ def append(io: IOConfig, folder: Path, hook: CommitHook) -> Iterator[Path]:
         temp = target / f".{name}.ubunye.tmp"
         try:
             yield temp
-            swap.fsync_tree(temp)
+            fsync_tree(temp)
             hook()
             os.rename(temp, target / name)
         except BaseException:
             _delete(temp)
             raise
-        swap.fsync_dir(target)
+        fsync_dir(target)
 
 
 @contextmanager
@@ -242,10 +242,10 @@ def commit(staging: Path, target: Path, hook: CommitHook) -> None:
         >>> commit(root / ".s", root / "out", CommitHook(None)); (root / "out").is_dir()
         True
     """
-    swap.fsync_tree(staging)
+    fsync_tree(staging)
     hook()
-    old = swap.swap_in(staging, target)
-    swap.fsync_dir(target.parent)
+    old = swap_in(staging, target)
+    fsync_dir(target.parent)
     if old is not None and old != staging:  # the fallback set the old output aside under an -old- name
         _delete(old)
 
@@ -457,7 +457,7 @@ def _delete(path: Path) -> None:
     """Delete what is not data; a failure is logged, not raised: it must not turn a committed write into an
     error, nor hide the error that made a write fail. The next writer tries again (:func:`tidy`)."""
     try:
-        swap.discard(path)
+        discard(path)
     except FileNotFoundError:
         pass
     except OSError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, TypeGuard
 
 import pyarrow as pa
 
@@ -14,21 +14,25 @@ from ubunye.hashing.port import is_rows_frame, port_to_arrow
 from ubunye.hashing.stream import stream_to_arrow
 from ubunye.hashing.types import schema_string
 
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame
+
 # Rows per encoded batch: bounds peak memory (lines live one batch at a time) without per-batch overhead mattering.
 BATCH_ROWS = 65_536
 
 
-def _is_pandas(frame: Any) -> bool:
+def _is_pandas(frame: object) -> TypeGuard[pd.DataFrame]:
     mod = type(frame).__module__
     return (mod == "pandas" or mod.startswith("pandas.")) and type(frame).__name__ == "DataFrame"
 
 
-def _is_spark(frame: Any) -> bool:
+def _is_spark(frame: object) -> TypeGuard[DataFrame]:
     mod = type(frame).__module__
     return (mod == "pyspark" or mod.startswith("pyspark.")) and type(frame).__name__ == "DataFrame"
 
 
-def to_arrow(frame: Any) -> pa.Table:
+def to_arrow(frame: object) -> pa.Table:
     """The Arrow table rows-v1 hashes for pandas, an Arrow Table/RecordBatch, an Arrow stream, or a port frame."""
     if isinstance(frame, pa.Table):
         return frame
@@ -65,12 +69,12 @@ def hash_arrow(table: pa.Table) -> FrameHash:
     schema = schema_string(table.schema)
     parts = []
     for lines in _lines(table):
-        parts.append(sum_lines(lines.cast(pa.binary()).to_pylist()))
+        parts.append(sum_lines(lines))
     n, s1, s2 = add_sums(parts)
     return finish(schema, n, s1, s2, engine="arrow")
 
 
-def hash_frame(frame: Any) -> FrameHash:
+def hash_frame(frame: object) -> FrameHash:
     """The rows-v1 fingerprint of every row of a table (docs/rows-v1.md).
 
     Accepts a pandas DataFrame, a pyarrow Table or RecordBatch, a Spark DataFrame (the JVM function when the
@@ -87,13 +91,13 @@ def hash_frame(frame: Any) -> FrameHash:
         (True, 2)
     """
     if _is_spark(frame):
-        from ubunye.hashing.spark_frame import hash_spark
+        from ubunye.hashing.spark import hash_spark
 
         return hash_spark(frame)
     return hash_arrow(to_arrow(frame))
 
 
-def canonical_lines(frame: Any, limit: int | None = None) -> list[str]:
+def canonical_lines(frame: object, limit: int | None = None) -> list[str]:
     """The canonical lines rows-v1 hashes, in the frame's row order: for debugging a mismatch.
 
     Example:
@@ -102,7 +106,7 @@ def canonical_lines(frame: Any, limit: int | None = None) -> list[str]:
         ['{"a":"x","b":1.0}']
     """
     if _is_spark(frame):
-        from ubunye.hashing.spark_frame import spark_canonical_lines
+        from ubunye.hashing.spark import spark_canonical_lines
 
         return spark_canonical_lines(frame, limit)
     table = to_arrow(frame)

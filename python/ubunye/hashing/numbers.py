@@ -22,7 +22,7 @@ _FLOAT_TEXT = r"^(?P<neg>-?)(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?(?:e(?P<exp>[-
 
 def _lengths(arr: pa.Array) -> np.ndarray:
     """Code-point lengths of a string array without nulls, as int64."""
-    return pc.utf8_length(arr).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.asarray(pc.utf8_length(arr).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _int_text(values: np.ndarray) -> pa.Array:
@@ -57,6 +57,7 @@ def _two_digit_subnormal(value: float) -> str:
     ctx = decimal.Context(prec=2, rounding=decimal.ROUND_HALF_EVEN)
     two = ctx.plus(exact)
     sign, digits, exponent = two.as_tuple()
+    assert isinstance(exponent, int)  # a finite value: never "n", "N" or "F"
     d = "".join(map(str, digits)).ljust(2, "0")
     e10 = exponent + len(digits) - 1
     text = f"{d[0]}.{d[1]}E{e10}"

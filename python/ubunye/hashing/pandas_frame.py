@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -83,7 +82,7 @@ def _object_column(series: pd.Series, name: str) -> pa.Array:
     )
 
 
-def _is_missing(v: Any) -> bool:
+def _is_missing(v: object) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     return isinstance(v, float) and np.isnan(v)

@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 import pyarrow as pa
 
 from ubunye.exceptions import HashError
-from ubunye.hashing.typenames import TypeTree, arrow_type, parse_type
-from ubunye.hashing.types import check_unique
+from ubunye.hashing.types import TypeTree, arrow_type, parse_columns, type_kinds
 
 
 @runtime_checkable
@@ -53,13 +52,13 @@ class RowsFrame(Protocol):
         ...
 
 
-def is_rows_frame(frame: Any) -> bool:
+def is_rows_frame(frame: object) -> TypeGuard[RowsFrame]:
     """True when ``frame`` has a ``collect`` method and a ``schema`` (the port's shape; contents checked later)."""
     has_schema = hasattr(type(frame), "schema") or "schema" in getattr(frame, "__dict__", {})
     return callable(getattr(type(frame), "collect", None)) and has_schema
 
 
-def port_schema(frame: Any) -> list[tuple[str, str, TypeTree]]:
+def port_schema(frame: RowsFrame) -> list[tuple[str, str, TypeTree]]:
     """The frame's columns as ``(name, type name, parsed type)``; HashError naming the column on a bad entry."""
     kind = f"{type(frame).__module__}.{type(frame).__name__}"
     try:
@@ -67,27 +66,18 @@ def port_schema(frame: Any) -> list[tuple[str, str, TypeTree]]:
         entries = list(schema.items() if isinstance(schema, Mapping) else schema)
     except TypeError:
         entries = None
-    bad = entries is None or not all(
+    if entries is None or not all(
         isinstance(e, tuple | list) and len(e) == 2 and isinstance(e[0], str) and isinstance(e[1], str) for e in entries
-    )
-    if bad:
+    ):
         msg = (
             f"rows-v1 cannot hash a {kind}: it has collect() and schema, but its schema is not (name, rows-v1 type "
             "name) pairs (ubunye.hashing.port; a lazy frame must be collected first)"
         )
         raise HashError(msg)
-    check_unique([name for name, _ in entries])
-    out = []
-    for name, tname in entries:
-        try:
-            out.append((name, tname, parse_type(tname)))
-        except ValueError as exc:
-            msg = f"rows-v1 cannot hash column {name!r} of type {tname!r}: not a rows-v1 type name ({exc})"
-            raise HashError(msg) from None
-    return out
+    return parse_columns(entries)
 
 
-def _check_times(value: Any, tree: TypeTree, path: str, tname: str) -> None:
+def _check_times(value: object, tree: TypeTree, path: str, tname: str) -> None:
     """Refuse naive datetimes in ``timestamp`` and aware ones in ``timestamp_ntz`` (pyarrow would guess)."""
     if value is None:
         return
@@ -100,8 +90,8 @@ def _check_times(value: Any, tree: TypeTree, path: str, tname: str) -> None:
             )
             raise HashError(msg)
         return
-    if isinstance(tree, str) or tree[0] == "decimal":
-        return
+    if isinstance(tree, str) or tree[0] == "decimal" or not isinstance(value, Iterable):
+        return  # a list, map or struct value that is not one fails to build as Arrow, naming its column
     if tree[0] == "list":
         for item in value:
             _check_times(item, tree[1], path + "[]", tname)
@@ -118,17 +108,7 @@ def _check_times(value: Any, tree: TypeTree, path: str, tname: str) -> None:
                 _check_times(v, types[n], f"{path}.{n}", tname)
 
 
-def _has_time(tree: TypeTree) -> bool:
-    if isinstance(tree, str):
-        return tree in ("timestamp", "timestamp_ntz")
-    if tree[0] == "decimal":
-        return False
-    if tree[0] == "struct":
-        return any(_has_time(t) for _, t in tree[1])
-    return any(_has_time(t) for t in tree[1:])
-
-
-def port_to_arrow(frame: Any) -> pa.Table:
+def port_to_arrow(frame: RowsFrame) -> pa.Table:
     """The Arrow table of a :class:`RowsFrame`, typed by its rows-v1 schema (what hash_frame hashes)."""
     columns = port_schema(frame)
     names = [name for name, _, _ in columns]
@@ -150,7 +130,7 @@ def port_to_arrow(frame: Any) -> pa.Table:
             col.append(value)
     arrays = []
     for (name, tname, tree), col in zip(columns, cells, strict=True):
-        if _has_time(tree):
+        if type_kinds(tree) & {"timestamp", "timestamp_ntz"}:
             for value in col:
                 _check_times(value, tree, name, tname)
         try:

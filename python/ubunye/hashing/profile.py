@@ -6,9 +6,11 @@ number is a count or a sum modulo 2^64, so partial profiles of batches or partit
 
 The twin computes the column lines from the very texts the row line is joined from (``encode.encode_array``,
 and the escaped text of string columns), so a column line is its row's member ``"name":value`` alone in its
-object, byte for byte. Lines are hashed with ``hashlib``; a batch whose column (or key) takes few distinct values
-hashes each distinct line once and counts it (an Arrow dictionary encode), which is what keeps a profile within
-about twice the cost of the hash alone.
+object, byte for byte. Lines are hashed with ``hashlib`` (``digest.line_words``, as the rows-v1 lines are); a
+column (or key) that takes few distinct values hashes each distinct line once and counts it, within a batch (an
+Arrow dictionary encode) and across batches (the lines already met, kept while they keep being met). What stays
+is one SHA-256 per row and per cell of a column whose values do not repeat: ~0.35 us each in CPython, which a
+column of distinct values adds to a row's cost as its line does (``make bench`` measures it).
 
 Example:
     >>> import pandas as pd
@@ -34,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ubunye.exceptions import HashError
-from ubunye.hashing.digest import FrameHash, check_engine, finish
+from ubunye.hashing.digest import FrameHash, check_engine, finish, line_words
 from ubunye.hashing.encode import encode_array, join_object
 from ubunye.hashing.frame import BATCH_ROWS, to_arrow
 from ubunye.hashing.text import as_text, escaped, json_string
@@ -51,15 +53,11 @@ _FLOATS = ("float32", "float64")
 # Lines hashed once per distinct value when a sample of the batch holds fewer distinct values than this share.
 _SAMPLE = 2048
 _FEW = 0.5
+# What the column lines of one profiler may keep across batches (_Column): lines per column (index_in builds
+# its lookup over them once per batch, so at most about a batch), and bytes over all columns.
+_KEPT_LINES = BATCH_ROWS
+_KEPT_BYTES = 64 << 20
 _BLOB_MAGIC = b"ubunye-profile-v1-sums\n"
-
-try:  # CPython's own SHA-256 costs less per call than OpenSSL's on short lines (~500 vs ~680 ns per 40 bytes here)
-    from _sha2 import sha256 as _SHA256  # type: ignore[import-not-found]  # Python 3.12+
-except ImportError:
-    try:
-        from _sha256 import sha256 as _SHA256  # type: ignore[import-not-found,no-redef]  # Python 3.11
-    except ImportError:  # a build without them (FIPS): OpenSSL's
-        _SHA256 = hashlib.sha256
 
 
 class ProfileOptionError(HashError, ValueError):
@@ -74,12 +72,7 @@ class ProfileOptionError(HashError, ValueError):
     """
 
 
-def _words_of(digests: bytes) -> np.ndarray:
-    """32-byte SHA-256 digests to their four big-endian u64 words, one row per digest."""
-    return np.frombuffer(digests, dtype=">u8").reshape(-1, 4).astype(np.uint64)
-
-
-_NULL_WORDS = _words_of(hashlib.sha256(b"{}").digest())[0]  # section 12.1: a null value's column line is {}
+_NULL_WORDS = line_words(pa.array(["{}"]))[0]  # section 12.1: a null value's column line is {}
 
 
 # --- the numbers and what they become ----------------------------------------------------------------------------
@@ -492,16 +485,6 @@ def _encoded(batch: pa.RecordBatch, only: Sequence[int] | None = None) -> tuple[
     return values, quoted
 
 
-def _binary(texts: pa.Array) -> pa.Array:
-    return texts.cast(pa.large_binary() if pa.types.is_large_string(texts.type) else pa.binary())
-
-
-def _digests(texts: pa.Array) -> np.ndarray:
-    """The SHA-256 words of each text (none null), ``(len, 4)`` uint64."""
-    sha = _SHA256
-    return _words_of(b"".join([sha(v).digest() for v in _binary(texts).to_pylist()]))
-
-
 def _few_distinct(texts: pa.Array) -> bool:
     """Whether ``texts`` likely holds fewer than ``_FEW * len`` distinct values, so that hashing each distinct
     text once (and counting it) costs less than hashing every slot.
@@ -531,32 +514,91 @@ def _row_words(texts: pa.Array) -> np.ndarray:
     """The SHA-256 words of every text (none null), one row each, hashing repeated texts once."""
     found = _distinct(texts)
     if found is None:
-        return _digests(texts)
+        return line_words(texts)
     uniques, index = found
-    return _digests(uniques)[index]
+    return line_words(uniques)[index]
 
 
-def _column_numbers(values: pa.Array, name: str, quoted: bool, floats: bool) -> np.ndarray:
-    """``[nulls, nans, sum1, sum2]`` of one column of a batch (section 12.1), uint64."""
-    nulls = values.null_count
-    nans = 0
-    if floats and nulls < len(values):
-        nans = int(pc.sum(pc.equal(values, '"NaN"')).as_py() or 0)  # only NaN is written "NaN" (section 5.1)
-    q = '"' if quoted else ""
-    prefix, suffix = "{" + json_string(name) + ":" + q, q + "}"
-    found = _distinct(values)
-    with np.errstate(over="ignore"):
-        if found is None:
-            present = values.drop_null() if nulls else values
-            words = _digests(pc.binary_join_element_wise(prefix, present, suffix, ""))
-            s1, s2 = words[:, 0].sum(dtype=np.uint64), words[:, 1].sum(dtype=np.uint64)
-        else:
-            uniques, index = found
-            counts = np.bincount(index[index >= 0], minlength=len(uniques)).astype(np.uint64)
-            words = _digests(pc.binary_join_element_wise(prefix, uniques, suffix, ""))
-            s1, s2 = (words[:, 0] * counts).sum(dtype=np.uint64), (words[:, 1] * counts).sum(dtype=np.uint64)
-        k = np.uint64(nulls)
-        return np.array([nulls, nans, s1 + k * _NULL_WORDS[0], s2 + k * _NULL_WORDS[1]], dtype=np.uint64)
+class _Column:
+    """The column lines of one column (section 12.1) over the batches of a table.
+
+    A column whose values repeat across batches (names, codes, dates: a dimension's columns) hashes each distinct
+    line about once per table rather than once per batch: up to ``_KEPT_LINES`` distinct value texts are kept with
+    their words while at least half of each batch's values are found among them, within the profiler's budget.
+    """
+
+    def __init__(self, name: str, quoted: bool, floats: bool, budget: list[int]) -> None:
+        q = '"' if quoted else ""
+        self.prefix, self.suffix = "{" + json_string(name) + ":" + q, q + "}"
+        self.floats = floats
+        self.budget = budget  # bytes all columns' kept texts and words may still take, shared by the profiler
+        self.keep = True
+        self.seen: pa.Array | None = None
+        self.seen_words = np.zeros((0, 4), dtype=np.uint64)
+        self.taken = 0
+
+    def _forget(self) -> None:
+        self.budget[0] += self.taken
+        self.keep, self.seen, self.seen_words, self.taken = False, None, np.zeros((0, 4), dtype=np.uint64), 0
+
+    def words(self, values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """The words of distinct column lines and, per slot of ``values``, the index of its line (-1: null)."""
+        texts = values.drop_null() if values.null_count else values
+        local = np.empty(len(texts), dtype=np.intp)
+        miss = np.ones(len(texts), dtype=bool)
+        if self.seen is not None and self.seen.type != texts.type:
+            self._forget()  # index_in looks up values of one type
+        known = self.seen_words
+        if self.seen is not None and len(texts):
+            found = pc.index_in(texts, value_set=self.seen)
+            miss = found.is_null().to_numpy(zero_copy_only=False)
+            local[~miss] = found.drop_null().to_numpy().astype(np.intp)
+            if 2 * int(miss.sum()) > len(texts):
+                self._forget()  # mostly new values: keeping them would cost more than it saves
+        rest = texts if miss.all() else texts.filter(pa.array(miss))
+        distinct = _distinct(rest)
+        uniques, index = (rest, np.arange(len(rest), dtype=np.intp)) if distinct is None else distinct
+        local[miss] = len(known) + index
+        fresh = line_words(_wrapped(uniques, self.prefix, self.suffix))
+        words = np.concatenate([known, fresh]) if len(known) else fresh
+        cost = uniques.nbytes + fresh.nbytes
+        fits = len(words) <= _KEPT_LINES and cost <= self.budget[0]
+        if self.keep and len(uniques) and fits and (self.seen is None or self.seen.type == uniques.type):
+            self.budget[0] -= cost
+            self.taken += cost
+            self.seen = uniques if self.seen is None else pa.concat_arrays([self.seen, uniques])
+            self.seen_words = words
+        if not values.null_count:
+            return words, local
+        slots = np.full(len(values), -1, dtype=np.intp)
+        slots[values.is_valid().to_numpy(zero_copy_only=False)] = local
+        return words, slots
+
+    def numbers(self, values: pa.Array, words: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """``[nulls, nans, sum1, sum2]`` of the column in one batch, uint64, from :meth:`words`."""
+        nulls = values.null_count
+        nans = 0
+        if self.floats and nulls < len(values):
+            nans = int(pc.sum(pc.equal(values, '"NaN"')).as_py() or 0)  # only NaN is written "NaN" (section 5.1)
+        counts = np.bincount(slots[slots >= 0] if nulls else slots, minlength=len(words)).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            k = np.uint64(nulls)
+            s1 = (words[:, 0] * counts).sum(dtype=np.uint64) + k * _NULL_WORDS[0]
+            s2 = (words[:, 1] * counts).sum(dtype=np.uint64) + k * _NULL_WORDS[1]
+        return np.array([nulls, nans, s1, s2], dtype=np.uint64)
+
+
+def _wrapped(texts: pa.Array, prefix: str, suffix: str) -> pa.Array:
+    """``prefix + text + suffix`` per slot: two slice replacements cost a third of an element-wise join."""
+    end = 2**62  # past any slot's end: the suffix goes after the last byte
+    return pc.binary_replace_slice(pc.binary_replace_slice(texts, 0, 0, prefix), end, end, suffix)
+
+
+def _slot_words(words: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Per slot the words of its column line (:meth:`_Column.words`), a null slot's those of ``{}``."""
+    out = words[np.maximum(slots, 0)] if len(words) else np.zeros((len(slots), 4), dtype=np.uint64)
+    out[slots < 0] = _NULL_WORDS
+    return out
 
 
 def _bucket_index(words: np.ndarray, n: int) -> np.ndarray:
@@ -584,6 +626,10 @@ class _Profiler:
         self.n = n
         self.head = np.zeros(3 + 4 * len(names), dtype=np.uint64)
         self.buckets = np.zeros((n, 3), dtype=np.uint64)
+        budget = [_KEPT_BYTES]
+        self.lines = [
+            _Column(names[i], is_string(schema.types[i]), self.types[i] in _FLOATS, budget) for i in range(len(names))
+        ]
 
     def add(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
@@ -591,15 +637,19 @@ class _Profiler:
         names = list(batch.schema.names)
         values, quoted = _encoded(batch)
         rows = _row_words(join_object(names, values, batch.num_rows, quoted))
+        keys = rows
         with np.errstate(over="ignore"):
             self.head[0] += np.uint64(batch.num_rows)
             self.head[1] += rows[:, 0].sum(dtype=np.uint64)
             self.head[2] += rows[:, 1].sum(dtype=np.uint64)
             for slot, i in enumerate(self.order):
-                numbers = _column_numbers(values[i], names[i], i in quoted, self.types[i] in _FLOATS)
-                self.head[3 + 4 * slot : 7 + 4 * slot] += numbers
+                words, slots = self.lines[i].words(values[i])
+                self.head[3 + 4 * slot : 7 + 4 * slot] += self.lines[i].numbers(values[i], words, slots)
+                if self.n and self.key_idx == [i]:
+                    keys = _slot_words(words, slots)  # a one-column key line is that column's line (12.1, 12.2)
             if self.n:
-                keys = _key_words(batch, values, quoted, self.key_idx) if self.key else rows
+                if len(self.key_idx) > 1:
+                    keys = _key_words(batch, values, quoted, self.key_idx)
                 index = _bucket_index(keys, self.n)
                 self.buckets[:, 0] += np.bincount(index, minlength=self.n).astype(np.uint64)
                 np.add.at(self.buckets[:, 1], index, rows[:, 0])
@@ -662,7 +712,7 @@ def profile_frame(
     """
     check_engine(engine, none_too=True)
     if _kind(frame) == "pyspark":
-        from ubunye.hashing.spark_profile import profile_spark
+        from ubunye.hashing.spark import profile_spark
 
         return profile_spark(frame, key=key, buckets=buckets, engine=engine)
     if engine == "jvm":
@@ -725,7 +775,7 @@ def rows_in_buckets(frame: Any, wanted: Iterable[int], *, key: Sequence[str] | N
     """
     kind = _kind(frame)
     if kind == "pyspark":
-        from ubunye.hashing.spark_profile import spark_rows_in_buckets
+        from ubunye.hashing.spark import spark_rows_in_buckets
 
         return spark_rows_in_buckets(frame, wanted, key=key, buckets=buckets)
     table = to_arrow(frame)

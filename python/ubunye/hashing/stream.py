@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from typing import Any
+from typing import Protocol
 
 import pyarrow as pa
 
@@ -26,6 +26,12 @@ _KNOWN = {
     "_pli128": ("Int128", "integers wider than 64 bits are not rows-v1 types; cast to Int64 or to Decimal(38, 0)"),
     "_plu128": ("UInt128", "integers wider than 64 bits are not rows-v1 types; cast to Int64 or to Decimal(38, 0)"),
 }
+
+
+class ArrowStream(Protocol):
+    """A frame exporting the Arrow C stream interface: ``__arrow_c_stream__`` returns a PyCapsule."""
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object: ...
 
 
 class _Schema(ctypes.Structure):
@@ -82,7 +88,7 @@ def _odd_field(schema: _Schema, path: str) -> tuple[str, str] | None:
     return None
 
 
-def _find_odd_column(frame: Any) -> tuple[str, str, str] | None:
+def _find_odd_column(frame: ArrowStream) -> tuple[str, str, str] | None:
     """(column, path, format) of the first column or field whose Arrow format is not Arrow's, if one is found."""
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
     get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
@@ -104,12 +110,14 @@ def _find_odd_column(frame: Any) -> tuple[str, str, str] | None:
             schema.release(ctypes.pointer(schema))
 
 
-def stream_to_arrow(frame: Any) -> pa.Table:
+def stream_to_arrow(frame: ArrowStream) -> pa.Table:
     """The Arrow table of a frame exposing ``__arrow_c_stream__``; a column Arrow cannot import is a HashError.
 
     Example:
-        >>> import polars as pl  # doctest: +SKIP
-        >>> stream_to_arrow(pl.DataFrame({"big": pl.Series([1], dtype=pl.Int128)}))  # doctest: +SKIP
+        >>> import polars as pl
+        >>> stream_to_arrow(pl.DataFrame({"n": [1, 2]})).column("n").to_pylist()
+        [1, 2]
+        >>> stream_to_arrow(pl.DataFrame({"big": pl.Series([1], dtype=pl.Int128)}))
         Traceback (most recent call last):
         ubunye.exceptions.HashError: rows-v1 cannot hash column 'big' of type Int128 (Arrow format '_pli128'): ...
     """
@@ -135,10 +143,10 @@ def stream_to_arrow(frame: Any) -> pa.Table:
         raise HashError(msg) from exc
 
 
-def _frame_type(frame: Any, column: str) -> str | None:
+def _frame_type(frame: object, column: str) -> str | None:
     """The frame's own name for a column's type (polars: ``frame.schema[name]``), when it has one."""
     try:
-        schema = frame.schema
-        return str(schema[column]) if column in schema else None
+        schema = getattr(frame, "schema", None)
+        return str(schema[column]) if schema is not None and column in schema else None
     except (AttributeError, TypeError, KeyError):
         return None

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ubunye.lineage.profiles import BucketChanges, ColumnChanges, compare_buckets, compare_columns
-from ubunye.lineage.record import DatasetRecord, MalformedRecord, RunRecord
+from ubunye.lineage.record import DatasetRecord, ExpectationResult, MalformedRecord, RunRecord
 
 UNCHANGED, CHANGED, NOT_COMPARABLE, UNKNOWN = "unchanged", "changed", "not comparable", "unknown"
 ADDED, REMOVED = "added", "removed"
@@ -78,8 +78,8 @@ class FieldDiff:
 
     name: str
     status: str
-    a: Any
-    b: Any
+    a: object
+    b: object
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,8 @@ class ExpectationDiff:
     column: str | None
     passed_a: bool | None
     passed_b: bool | None
-    observed_a: Any
-    observed_b: Any
+    observed_a: object
+    observed_b: object
 
 
 @dataclass(frozen=True)
@@ -245,6 +245,7 @@ def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None
         'unknown'
     """
     x, y = a or DatasetRecord(""), b or DatasetRecord("")
+    reason: str | None
     if a is None or b is None:
         data, reason = (ADDED, "only in run B") if a is None else (REMOVED, "only in run A")
     elif x.data_hash is None or y.data_hash is None:
@@ -262,7 +263,7 @@ def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None
         schema = UNKNOWN
     columns, buckets, note = _profiles(x, y) if a is not None and b is not None else (None, None, None)
     return DatasetDiff(
-        side, (a or b).name, data, reason, x.row_count, y.row_count, schema, x.schema, y.schema,
+        side, (a or y).name, data, reason, x.row_count, y.row_count, schema, x.schema, y.schema,
         x.data_hash, y.data_hash, x.hash_method, y.hash_method, x.location, y.location,
         columns, buckets, x.version, y.version, note,
     )  # fmt: skip
@@ -291,22 +292,22 @@ def _missing_reason(a: DatasetRecord, b: DatasetRecord) -> str:
     return "; ".join(r for r in (why(a, "A"), why(b, "B")) if r)
 
 
-def _field(name: str, a: Any, b: Any) -> FieldDiff:
+def _field(name: str, a: object, b: object) -> FieldDiff:
     if a in (None, {}, "") or b in (None, {}, ""):
         return FieldDiff(name, UNKNOWN, a, b)
     return FieldDiff(name, UNCHANGED if a == b else CHANGED, a, b)
 
 
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+def _flatten(value: object, prefix: str = "") -> dict[str, object]:
     if isinstance(value, dict) and value:
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for k, v in value.items():
             out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
         return out
     return {prefix: value}
 
 
-def _mapping(value: Any) -> dict[str, Any]:
+def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
@@ -317,7 +318,7 @@ def _pairs(side: str, a: list[DatasetRecord], b: list[DatasetRecord]) -> list[Da
 
 
 def _expectations(a: RunRecord, b: RunRecord) -> list[ExpectationDiff]:
-    def key(e: Any) -> tuple[str, str, str | None]:
+    def key(e: ExpectationResult) -> tuple[str, str, str | None]:
         return e.target, e.rule, e.column
 
     by_a, by_b = {key(e): e for e in a.expectations}, {key(e): e for e in b.expectations}

@@ -20,8 +20,8 @@ Example:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pyarrow as pa
 
@@ -127,10 +127,10 @@ def diff_tables(a: pa.Table, b: pa.Table, key: list[str] | None = None, limit: i
     if limit < 0:
         raise DiffError(f"limit must be >= 0, got {limit}")
     cols_a, cols_b = set(a.column_names), set(b.column_names)
-    for k in key or []:
+    for name in key or []:
         for side, cols in (("A", cols_a), ("B", cols_b)):
-            if k not in cols:
-                raise DiffError(f"key column {k!r} is not a column of table {side} (columns: {sorted(cols)})")
+            if name not in cols:
+                raise DiffError(f"key column {name!r} is not a column of table {side} (columns: {sorted(cols)})")
     types = {}
     for name in sorted(cols_a & cols_b):
         ta = type_name(a.schema.field(name).type, name)
@@ -152,7 +152,8 @@ def diff_tables(a: pa.Table, b: pa.Table, key: list[str] | None = None, limit: i
     line_b = _lines(b.select(common))
     rows_a: list[int] = []  # rows only in A / only in B, in row order
     rows_b: list[int] = []
-    changed_rows, cells = 0, []
+    changed_rows = 0
+    cells: list[CellChange] = []
     for k in list(groups_a) + [k for k in groups_b if k not in groups_a]:
         ia, ib = groups_a.get(k, []), groups_b.get(k, [])
         if len(ia) == 1 and len(ib) == 1:
@@ -188,7 +189,9 @@ def _groups(texts: dict[str, list[str]], key: list[str], n: int) -> dict[tuple[s
     return out
 
 
-def _unmatched(line_a: list[str], line_b: list[str], ia: Any, ib: Any) -> tuple[list[int], list[int]]:
+def _unmatched(
+    line_a: list[str], line_b: list[str], ia: Sequence[int], ib: Sequence[int]
+) -> tuple[list[int], list[int]]:
     """The rows of ``ia`` (in A) and ``ib`` (in B) left over once equal lines are paired off, as multisets."""
     left, right = Counter(line_b[j] for j in ib), Counter(line_a[i] for i in ia)
     rows_a, rows_b = [], []
@@ -206,7 +209,13 @@ def _unmatched(line_a: list[str], line_b: list[str], ia: Any, ib: Any) -> tuple[
 
 
 def _multiset(
-    line_a: list[str], line_b: list[str], texts_a: Any, texts_b: Any, ia: range, ib: range, limit: int
+    line_a: list[str],
+    line_b: list[str],
+    texts_a: dict[str, list[str]],
+    texts_b: dict[str, list[str]],
+    ia: range,
+    ib: range,
+    limit: int,
 ) -> tuple[Rows, Rows]:
     rows_a, rows_b = _unmatched(line_a, line_b, ia, ib)
     return (

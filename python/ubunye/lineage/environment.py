@@ -55,7 +55,7 @@ def capture_environment(backend: str, engine_facts: dict[str, Any] | None = None
     return env
 
 
-def canonical_hash(value: Any) -> str:
+def canonical_hash(value: object) -> str:
     """``sha256:`` of a JSON value written canonically (keys sorted, no spaces)."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -69,7 +69,7 @@ def environment_hash(env: dict[str, Any]) -> str:
 def code_files(task_dir: str | Path) -> list[Path]:
     """Every .py file under the task folder, skipping ``__pycache__`` and hidden folders, sorted by path."""
     root = Path(task_dir)
-    out = []
+    out: list[Path] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
         out.extend(Path(folder) / f for f in files if f.endswith(".py") and not f.startswith("."))

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from ubunye.lineage.record import RunRecord
 
 INTERRUPTED = "interrupted"
-#: What :func:`run_state` may return: a record's status, or interrupted.
-STATES = ("running", "success", "failed", INTERRUPTED)
 
 _PROC = Path("/proc")
 _MAX_PID = 2**31 - 1

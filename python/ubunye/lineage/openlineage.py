@@ -40,8 +40,9 @@ import ubunye
 from ubunye.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from ubunye.context import RunContext
+    from ubunye.context import RunContext, RunOptions
     from ubunye.lineage.record import DatasetRecord, ErrorInfo
+    from ubunye.lineage.recorder import LineageRecorder
 
 log = logging.getLogger("ubunye")
 
@@ -226,11 +227,13 @@ class OpenLineageMonitor:
         self.namespace = namespace or os.environ.get("OPENLINEAGE_NAMESPACE") or "ubunye"
         self.transport = dict(transport) if transport else None
         self.table_namespace = table_namespace
-        #: Set by the runner: the run's LineageRecorder (notes go into its record) and record store.
-        self.recorder: Any = None
-        self.store: Any = None
+        #: Set by :func:`ubunye.monitors.build_monitors`: the run's options (where its record is) and its
+        #: LineageRecorder (whose record the events are noted in); None when the run is not recorded.
+        self.options: RunOptions | None = None
+        self.recorder: LineageRecorder | None = None
         self._client: Any = None
         self.events: list[Any] = []  # the events sent by this monitor, for whoever drives it
+        self._pending: dict[str, Any] | None = None  # the note of a run whose record does not exist yet
 
     def task_start(self, context: RunContext, **_: Any) -> None:
         """Send START."""
@@ -263,7 +266,7 @@ class OpenLineageMonitor:
     ) -> Any:
         """The RunEvent of one state of a run (the client's own model classes)."""
         from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
-        from openlineage.client.facet_v2 import error_message_run, job_type_job
+        from openlineage.client.facet_v2 import JobFacet, error_message_run, job_type_job
 
         run_facets: dict[str, Any] = {RUN_FACET: self._run_facet(context)}
         if error is not None:
@@ -271,7 +274,7 @@ class OpenLineageMonitor:
                 message=f"{error.type}: {error.message} (stage {error.stage})", programmingLanguage="python",
                 producer=PRODUCER,
             )  # fmt: skip
-        job_facets = {
+        job_facets: dict[str, JobFacet] = {
             "jobType": job_type_job.JobTypeJobFacet(
                 processingType="BATCH", integration="UBUNYE", jobType="TASK", producer=PRODUCER
             )
@@ -335,16 +338,12 @@ class OpenLineageMonitor:
     def _run_facet(self, context: RunContext) -> Any:
         record = getattr(self.recorder, "record", None)
         where = None
-        store = self.store or getattr(self.recorder, "store", None)
-        if store is None and self.recorder is not None:  # the recorder writes to the usecase_dir's own store
-            from ubunye.lineage.store import RecordStore
-
-            store = RecordStore(context.usecase_dir)
-        if store is not None:
+        if self.options is not None:
             try:
-                where = str(store.path(context.usecase, context.package, context.task, context.run_id))
+                found = self.options.record_path(context)
             except Exception:  # a name the store refuses: the record's own write says so
-                where = None
+                found = None
+            where = None if found is None else str(found)
         return _facets()[RUN_FACET](
             run_id=context.run_id,
             code_hash=getattr(record, "code_hash", None),
@@ -364,7 +363,15 @@ class OpenLineageMonitor:
             )
         return self._client
 
-    def _send(self, context: RunContext, state: str, at: str, inputs: list, outputs: list, error: Any) -> None:
+    def _send(
+        self,
+        context: RunContext,
+        state: str,
+        at: str,
+        inputs: list[DatasetRecord],
+        outputs: list[DatasetRecord],
+        error: Any,
+    ) -> None:
         note = self._note(context)
         try:
             event = self.event(context, state, at, inputs, outputs, error)
@@ -382,12 +389,12 @@ class OpenLineageMonitor:
     def _note(self, context: RunContext) -> dict[str, Any]:
         """``record.extra["openlineage"]`` of this run (a scratch dict when no record is kept)."""
         base = {"run_id": run_uuid(context.run_id), "namespace": self.namespace, "job": job_name(context)}
-        record = getattr(self.recorder, "record", None)
+        record = self.recorder.record if self.recorder is not None else None
         if record is None or record.run_id != context.run_id:
-            self._pending = getattr(self, "_pending", None) or base
+            self._pending = self._pending or base
             return self._pending
-        note = record.extra.setdefault("openlineage", base)
-        pending = getattr(self, "_pending", None)
+        note: dict[str, Any] = record.extra.setdefault("openlineage", base)
+        pending = self._pending
         if pending is not None:  # what happened before the record existed
             for key in ("sent", "errors"):
                 note.setdefault(key, []).extend(x for x in pending.get(key, []) if x not in note.get(key, []))

@@ -17,9 +17,12 @@ import base64
 import binascii
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ubunye.lineage.record import BucketsRecord, ColumnRecord, DatasetRecord, MalformedRecord
+
+if TYPE_CHECKING:
+    from ubunye.hashing.profile import FrameProfile
 
 _BUCKET_BYTES = 24
 _MAX_BUCKETS = 65_536
@@ -55,7 +58,7 @@ def packed_buckets(record: BucketsRecord, where: str = "buckets") -> bytes:
     return packed
 
 
-def profile_fields(profile: Any) -> dict[str, Any]:
+def profile_fields(profile: FrameProfile) -> dict[str, Any]:
     """The DatasetRecord fields of a ``ubunye.hashing.profile.FrameProfile``."""
     columns = {
         name: ColumnRecord(type=c.type, nulls=c.nulls, fingerprint=c.fingerprint, nans=c.nans)

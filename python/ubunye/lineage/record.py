@@ -23,10 +23,14 @@ import functools
 import math
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ubunye.exceptions import RecordError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 RECORD_VERSION = 2
 STATUSES = ("running", "success", "failed")
@@ -197,7 +201,7 @@ class RunRecord:
         return {"record_version": out.pop("record_version"), **out, **extra}
 
     @classmethod
-    def from_dict(cls, data: Any, path: str | None = None) -> RunRecord:
+    def from_dict(cls, data: object, path: str | None = None) -> RunRecord:
         """Load a stored record of version 1 or 2, checking every field.
 
         A record without ``record_version`` is version 1: it loads with the v2 fields empty (no code_hash,
@@ -230,7 +234,7 @@ class RunRecord:
         except MalformedRecord as exc:
             raise _as_written(exc, original) from None
         record.record_version = version
-        record.extra = {k: v for k, v in data.items() if k not in _field_names(cls)}
+        record.extra = _unknown(cls, data)
         for name in ("run_id", "usecase", "package", "task"):
             why = unsafe_name(getattr(record, name))
             if why:
@@ -290,7 +294,7 @@ def _escape(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def _quote(value: Any, limit: int = 60) -> str:
+def _quote(value: object, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -339,7 +343,7 @@ def _as_written(exc: MalformedRecord, original: dict[str, Any]) -> MalformedReco
     return MalformedRecord(exc.reason, exc.path, alias + sep + rest)
 
 
-def _v1_dataset(data: Any) -> Any:
+def _v1_dataset(data: object) -> object:
     if isinstance(data, dict) and "data_hash" not in data and "hash" in data:  # some v1 writers
         return {**data, "data_hash": data["hash"]}
     return data
@@ -348,21 +352,30 @@ def _v1_dataset(data: Any) -> Any:
 # --- the check of every field --------------------------------------------------------------------------------------
 
 
+_D = TypeVar("_D", bound="DataclassInstance")
+
+
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: type[DataclassInstance]) -> dict[str, object]:
     return typing.get_type_hints(cls)
 
 
 @functools.cache
-def _field_names(cls: type) -> frozenset[str]:
+def _field_names(cls: type[DataclassInstance]) -> frozenset[str]:
     return frozenset(f.name for f in fields(cls) if f.name != "extra")
+
+
+def _unknown(cls: type[DataclassInstance], data: dict[str, object]) -> dict[str, object]:
+    """The keys of ``data`` that are no field of ``cls``, with their values."""
+    names = _field_names(cls)
+    return {k: v for k, v in data.items() if k not in names}
 
 
 def _join(where: str, name: str) -> str:
     return f"{where}.{name}" if where else name
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     """How a JSON value is named in a message: its Python type, ``null``, or ``NaN`` / ``Infinity``."""
     if value is None:
         return "null"
@@ -371,7 +384,7 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _describe(hint: Any) -> str:
+def _describe(hint: object) -> str:
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         named = [_describe(a) for a in typing.get_args(hint) if a is not type(None)]
@@ -383,7 +396,7 @@ def _describe(hint: Any) -> str:
     return getattr(hint, "__name__", str(hint))
 
 
-def _load(cls: type, data: dict[str, Any], where: str, path: str | None) -> Any:
+def _load(cls: type[_D], data: dict[str, object], where: str, path: str | None) -> _D:
     """An instance of the dataclass ``cls`` from ``data`` (a dict), every field checked against its hint."""
     hints, kwargs = _hints(cls), {}
     for f in fields(cls):
@@ -400,10 +413,9 @@ def _load(cls: type, data: dict[str, Any], where: str, path: str | None) -> Any:
     return cls(**kwargs)
 
 
-def _bounds(value: Any, bounds: Any, at: str, path: str | None) -> None:
-    if value is None or not bounds:
-        return
-    if bounds.get("time"):
+def _bounds(value: object, bounds: Mapping[str, int], at: str, path: str | None) -> None:
+    """The bounds of a field's metadata (``_TIME`` on text, ``min``/``max`` on numbers) on its checked value."""
+    if isinstance(value, str) and bounds.get("time"):
         # `list` sorts by these and compare reports them: a hand-edited "yesterday" must not pass as a time.
         try:
             ok = datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).tzinfo is not None
@@ -412,6 +424,8 @@ def _bounds(value: Any, bounds: Any, at: str, path: str | None) -> None:
         if not ok:
             raise MalformedRecord(f"expected an ISO 8601 UTC time, got {_quote(value)}", path, at)
         return
+    if not isinstance(value, int | float):
+        return
     low, high = bounds.get("min"), bounds.get("max")
     if low is not None and value < low:
         raise MalformedRecord(f"expected a number >= {low}, got {_quote(value)}", path, at)
@@ -419,7 +433,7 @@ def _bounds(value: Any, bounds: Any, at: str, path: str | None) -> None:
         raise MalformedRecord(f"expected a number <= {high}, got {_quote(value)}", path, at)
 
 
-def _value(value: Any, hint: Any, at: str, path: str | None) -> Any:
+def _value(value: object, hint: object, at: str, path: str | None) -> object:
     """``value`` checked against the type hint of its field (the hints the dataclasses above use)."""
     declared, nullable = hint, False
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
@@ -436,7 +450,7 @@ def _value(value: Any, hint: Any, at: str, path: str | None) -> Any:
     if is_dataclass(hint) or origin is dict:
         if not isinstance(value, dict):
             raise _wrong(value, declared, at, path)
-        if is_dataclass(hint):
+        if isinstance(hint, type) and is_dataclass(hint):
             return _load(hint, value, at, path)
         (_, item) = typing.get_args(hint)
         return dict(value) if item is Any else {k: _value(v, item, _join(at, k), path) for k, v in value.items()}
@@ -468,7 +482,7 @@ def _finite(value: int | float) -> bool:
         return False
 
 
-def _wrong(value: Any, hint: Any, at: str, path: str | None) -> MalformedRecord:
+def _wrong(value: object, hint: object, at: str, path: str | None) -> MalformedRecord:
     got = _kind(value)
     if isinstance(value, int) and not isinstance(value, bool) and not _finite(value):
         got = "an int too large for a float"

@@ -1,11 +1,12 @@
 """``LineageRecorder``: the monitor that writes the run record: at start (running), at each checkpoint the runner
-calls (still running, with the evidence so far) and at the end."""
+calls (still running, with the evidence so far) and at the end. It is one monitor among others
+(:mod:`ubunye.monitors`): :func:`~ubunye.monitors.build_monitors` makes it from the run's options."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import ubunye
 from ubunye.lineage.environment import canonical_hash, capture_environment, code_hash, environment_hash
@@ -13,7 +14,7 @@ from ubunye.lineage.liveness import process_facts
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, ProcessInfo, RunRecord, Timing
 from ubunye.lineage.redact import redact_config, redact_record
 from ubunye.lineage.secrets import secret_values
-from ubunye.lineage.store import RecordStore
+from ubunye.lineage.store import RecordStore, RecordURL
 
 if TYPE_CHECKING:
     from ubunye.context import RunContext
@@ -25,9 +26,11 @@ class LineageRecorder:
     """Writes ``<usecase_dir>/.ubunye/lineage/<usecase>/<package>/<task>/<run_id>.json`` for each run.
 
     Args:
-        hash_inputs: hash every input (rows-v1) as well as every output. With False, inputs are not read a
-            second time: their data_hash and row_count are null ("-").
-        store: where to write; by default the RecordStore of the run's usecase_dir.
+        hash_inputs: what the record states of the run's inputs: hashed (rows-v1) like every output, or, with
+            False, not read a second time (their data_hash and row_count are null, "-"). The run's
+            :class:`~ubunye.context.RunOptions` decide it; a recorder given to ``run_task(monitors=...)`` by
+            hand asks for it.
+        store: where to write: the run's ``options.store``; by default the RecordStore of the run's usecase_dir.
         sample_fraction: accepted so old configs load; ignored (every row is hashed), with a warning.
 
     Example:
@@ -36,22 +39,23 @@ class LineageRecorder:
     """
 
     name = "lineage"
-    wants_hashes = True
     #: The runner does not swallow this monitor's errors: a run whose record cannot be written does not start.
     essential = True
 
-    def __init__(self, hash_inputs: bool = True, store: RecordStore | None = None, sample_fraction: Any = None) -> None:
+    def __init__(
+        self, hash_inputs: bool = True, store: RecordStore | None = None, sample_fraction: object = None
+    ) -> None:
         if sample_fraction is not None:
             log.warning("LineageRecorder(sample_fraction=...) is deprecated and ignored: every row is hashed")
         self.hash_inputs = bool(hash_inputs)
         self.store = store
         self.record: RunRecord | None = None
-        self.path: Path | None = None
+        self.path: Path | RecordURL | None = None
 
     def _store(self, context: RunContext) -> RecordStore:
         return self.store or RecordStore(context.usecase_dir)
 
-    def task_start(self, context: RunContext, **_: Any) -> None:
+    def task_start(self, context: RunContext, **_: object) -> None:
         """Build the record from what is known before the run and write it with status ``running``."""
         config = redact_config(context.config.rendered, _secrets(context))
         env = capture_environment(context.backend, context.engine.environment())
@@ -87,7 +91,7 @@ class LineageRecorder:
         inputs: list[DatasetRecord] | None = None,
         expectations: list[ExpectationResult] | None = None,
         timings: list[Timing] | None = None,
-        **_: Any,
+        **_: object,
     ) -> None:
         """Write the evidence gathered so far, the status still ``running``.
 
@@ -110,7 +114,7 @@ class LineageRecorder:
         inputs: list[DatasetRecord] | None = None,
         expectations: list[ExpectationResult] | None = None,
         timings: list[Timing] | None = None,
-        **_: Any,
+        **_: object,
     ) -> None:
         """Complete the record (status, evidence, error) and write it again, atomically."""
         record = self._evidence(context, outputs, error, inputs, expectations, timings)

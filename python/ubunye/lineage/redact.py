@@ -22,9 +22,9 @@ import functools
 import logging
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import fields, is_dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ubunye.lineage.secrets import (
     DATASET_MAPS,
@@ -55,7 +55,10 @@ __all__ = [
     "secret_values",
 ]
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_D = TypeVar("_D", bound="DataclassInstance")
 
 # --- the registry of secret values ----------------------------------------------------------------------------------
 # Process-wide on purpose: an error raised deep in an engine, a log line, the CLI's "error:" line all come from
@@ -144,9 +147,7 @@ def redact_url(text: str) -> str:
 # --- trees and records ----------------------------------------------------------------------------------------------
 
 
-def redact_config(
-    node: Any, values: Iterable[str] = (), _names: bool = False, _datasets: bool = False, _dataset: bool = False
-) -> Any:
+def redact_config(config: Mapping[str, object], values: Iterable[str] = ()) -> dict[str, object]:
     """A copy of a config tree: values of secret-named keys are ``***`` (whole subtrees: ``creds: ***``), as are
     the values of ``{name: Authorization, value: ...}`` pairs; every other string, and every key, goes
     through :func:`mask_text`. Keys of ``inputs``, ``outputs``, ``expectations``, ``profiles`` and
@@ -160,23 +161,30 @@ def redact_config(
         >>> redact_config({"outputs": {"o": {"key": ["id"], "storage_options": {"key": "AKIA0EXAMPLE"}}}})
         {'outputs': {'o': {'key': ['id'], 'storage_options': {'key': '***'}}}}
     """
-    values = list(values)
+    return _redact_mapping(config, list(values), names=False, datasets=False, dataset=False)
+
+
+def _redact_mapping(
+    node: Mapping[str, object], values: list[str], *, names: bool, datasets: bool, dataset: bool
+) -> dict[str, object]:
+    pair = secret_pair(node)
+    out: dict[str, object] = {}
+    for k, v in node.items():
+        key = mask_text(k, values) if isinstance(k, str) else k
+        if v is not None and ((pair and k == "value") or secret_key(str(k), names, dataset)):
+            out[key] = MASK
+        elif isinstance(v, dict):
+            out[key] = _redact_mapping(v, values, names=k in NAME_MAPS, datasets=k in DATASET_MAPS, dataset=datasets)
+        else:
+            out[key] = _redact(v, values)
+    return out
+
+
+def _redact(node: object, values: list[str]) -> object:
     if isinstance(node, dict):
-        pair = secret_pair(node)
-        out = {}
-        for k, v in node.items():
-            key = mask_text(k, values) if isinstance(k, str) else k
-            if v is not None and ((pair and k == "value") or secret_key(str(k), _names, _dataset)):
-                out[key] = MASK
-            else:
-                mapping = isinstance(v, dict)
-                out[key] = redact_config(
-                    v, values, _names=k in NAME_MAPS and mapping, _datasets=k in DATASET_MAPS and mapping,
-                    _dataset=_datasets and mapping,
-                )  # fmt: skip
-        return out
+        return _redact_mapping(node, values, names=False, datasets=False, dataset=False)
     if isinstance(node, list | tuple):
-        return type(node)(redact_config(v, values) for v in node)
+        return type(node)(_redact(v, values) for v in node)
     if isinstance(node, str):
         return mask_text(node, values)
     return node
@@ -195,15 +203,21 @@ PROTECTED_FIELDS = frozenset(
 )  # fmt: skip
 
 
-def _mask_tree(node: Any, values: list[str]) -> Any:
+def _masked(node: _D, values: list[str]) -> _D:
+    """A copy of the dataclass instance ``node`` with every field not protected masked."""
+    changes: dict[str, object] = {}
+    for f in fields(node):
+        if f.name in PROTECTED_FIELDS:
+            continue
+        value = getattr(node, f.name)
+        is_config = f.name == "config" and isinstance(value, dict)
+        changes[f.name] = redact_config(value, values) if is_config else _mask_tree(value, values)
+    return replace(node, **changes)
+
+
+def _mask_tree(node: object, values: list[str]) -> object:
     if is_dataclass(node) and not isinstance(node, type):
-        changes = {}
-        for f in fields(node):
-            if f.name in PROTECTED_FIELDS:
-                continue
-            value = getattr(node, f.name)
-            changes[f.name] = redact_config(value, values) if f.name == "config" else _mask_tree(value, values)
-        return replace(node, **changes)
+        return _masked(node, values)
     if isinstance(node, dict):
         return {k: _mask_tree(v, values) for k, v in node.items()}
     if isinstance(node, list | tuple):
@@ -213,7 +227,7 @@ def _mask_tree(node: Any, values: list[str]) -> Any:
     return node
 
 
-def redact_record(record: T, values: Iterable[str] = ()) -> T:
+def redact_record(record: _D, values: Iterable[str] = ()) -> _D:
     """A copy of a run record (or any dataclass) with every string masked: the config with
     :func:`redact_config`, every other string (locations, error type and message, hash errors, timing names,
     expectation errors and observations, extra fields) with :func:`mask_text`. :data:`PROTECTED_FIELDS` are
@@ -233,7 +247,7 @@ def redact_record(record: T, values: Iterable[str] = ()) -> T:
     """
     own = getattr(record, "config", None)
     found = set(values) | (secret_values(own) if isinstance(own, dict) else set())
-    return _mask_tree(record, sorted(found))
+    return _masked(record, sorted(found))
 
 
 # --- logging --------------------------------------------------------------------------------------------------------

@@ -140,7 +140,8 @@ class RemoteFiles:
         """The bytes of one object; at most ``limit + 1`` are read, so the caller can tell one that is too large."""
         try:
             with self.fs.open(self._path(rel), "rb") as fh:
-                return fh.read(limit + 1)
+                data: bytes = fh.read(limit + 1)  # fsspec is untyped; a file opened "rb" reads bytes
+                return data
         except Exception as exc:
             raise self._error("cannot read run record", rel, exc) from None
 

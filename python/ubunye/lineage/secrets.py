@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 from urllib.parse import quote, unquote
 
 MASK = "***"
@@ -380,7 +379,7 @@ def find_secrets(text: str) -> set[str]:
 # --- values of a config ---------------------------------------------------------------------------------------------
 
 
-def _leaves(node: Any) -> Iterable[str]:
+def _leaves(node: object) -> Iterable[str]:
     """Every string (and number) leaf of a subtree: the whole subtree of ``creds:`` is secret."""
     if isinstance(node, dict):
         for v in node.values():
@@ -400,7 +399,7 @@ _SCHEME_VALUE = re.compile(rf"(?:{_ONE_TOKEN_SCHEMES}|{_PARAM_SCHEMES})\s+(?P<cr
 _ASSIGNED = re.compile(r"[\w.-]+=([^;&\s]+)")
 
 
-def _secret_leaves(node: Any) -> Iterable[str]:
+def _secret_leaves(node: object) -> Iterable[str]:
     """The leaves of a secret subtree, and the parts an error message may quote alone: the credential of
     ``Bearer abc``, the values of ``session=abc; id=def``, the lines of a key or certificate."""
     for leaf in _leaves(node):
@@ -417,7 +416,7 @@ def _lines(text: str) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if "-----" not in ln] if "\n" in text.strip() else []
 
 
-def secret_pair(node: Mapping[Any, Any]) -> bool:
+def secret_pair(node: Mapping[str, object]) -> bool:
     """True for ``{name: Authorization, value: ...}``: a header (or option) written as a name/value pair.
 
     Example:
@@ -426,10 +425,11 @@ def secret_pair(node: Mapping[Any, Any]) -> bool:
     """
     if "value" not in node:
         return False
-    return any(isinstance(node.get(k), str) and is_secret_name(node[k]) for k in ("name", "key", "header"))
+    names = (node.get(k) for k in ("name", "key", "header"))
+    return any(isinstance(name, str) and is_secret_name(name) for name in names)
 
 
-def _collect(node: Any, found: set[str], names: bool = False, datasets: bool = False, dataset: bool = False) -> None:
+def _collect(node: object, found: set[str], names: bool = False, datasets: bool = False, dataset: bool = False) -> None:
     if isinstance(node, dict):
         if secret_pair(node):
             found.update(_secret_leaves(node["value"]))
@@ -466,7 +466,7 @@ def worth_masking(value: str) -> bool:
     return len(v) >= MIN_SECRET_LENGTH and v.lower() not in _NOT_VALUES and set(v) != {"*"}
 
 
-def secret_values(tree: Any, env_used: Mapping[str, Any] | None = None) -> set[str]:
+def secret_values(tree: object, env_used: Mapping[str, object] | None = None) -> set[str]:
     """Every secret value of a rendered config and of the environment variables its templates used.
 
     Collected: every string (or number) leaf under a secret-named key (the whole subtree), the value of a

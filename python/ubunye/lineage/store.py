@@ -507,10 +507,10 @@ def _parse_key(key: str) -> tuple[str, str, str, str, str] | None:
     parts = key.split("/")
     if len(parts) == 4 and parts[3].endswith(".json"):
         run_id = parts[3][: -len(".json")]
-        names = (*parts[:3], run_id)
+        names = (parts[0], parts[1], parts[2], run_id)
         rank = _FINAL_RANK
     elif len(parts) == 6 and parts[3] == RUNNING_DIR and parts[5].endswith(".json") and parts[5][:-5].isdigit():
-        names = (*parts[:3], parts[4])
+        names = (parts[0], parts[1], parts[2], parts[4])
         rank = parts[5][:-5]
     else:
         return None
@@ -671,23 +671,28 @@ def _too_large(shown: str, size: int) -> str:
     return f"{shown}: not read: {size:,} bytes, more than a run record may have ({MAX_RECORD_BYTES // 2**20} MiB)"
 
 
-class _Duplicated(dict):
+class _Duplicated(dict[str, object]):
     """A JSON object that gave a key more than once (which value counts differs between readers)."""
 
     duplicates: tuple[str, ...] = ()
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
     out = dict(pairs)
     if len(out) == len(pairs):
         return out
     seen: set[str] = set()
+    repeated: list[str] = []
+    for k, _ in pairs:
+        if k in seen:
+            repeated.append(k)
+        seen.add(k)
     marked = _Duplicated(out)
-    marked.duplicates = tuple(k for k, _ in pairs if k in seen or seen.add(k))
+    marked.duplicates = tuple(repeated)
     return marked
 
 
-def _parse(text: str, path: Path) -> Any:
+def _parse(text: str, path: Path | RecordURL) -> object:
     """The JSON value of a record's text, refused (naming the path) unless it is plain, unambiguous JSON."""
     shown = printable(str(path))
     if not text.strip():
@@ -704,13 +709,13 @@ def _parse(text: str, path: Path) -> Any:
     return data
 
 
-def _scan(data: Any, path: str) -> None:
+def _scan(data: object, path: str) -> None:
     """Nesting depth, duplicate keys and lone surrogates anywhere in the document.
 
     Iterative, not recursive: the depth is what is being checked, and every reader after this one (masking,
     rendering, ``--json``) may then recurse safely.
     """
-    stack: list[tuple[Any, str, int]] = [(data, "", 1)]
+    stack: list[tuple[object, str, int]] = [(data, "", 1)]
     while stack:
         node, where, depth = stack.pop()
         if isinstance(node, dict | list) and depth > MAX_DEPTH:

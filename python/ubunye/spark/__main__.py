@@ -4,10 +4,12 @@
 - ``python -m ubunye.spark 3.5`` (or ``3.5.2 2.13``, ``4.0``, ``4.2.0``): the path of the jar for that Spark
   (and Scala), to copy to a Databricks volume or an init script.
 
-Example:
+Example (the first needs the jars built, ``make jar``; a Spark without a jar is 1, the reason on stderr):
     >>> main(["3.5"]) == 0  # doctest: +SKIP
     /.../ubunye/jars/ubunye-spark-3.5_2.12-0.7.0.jar
     True
+    >>> main(["3.3"])
+    1
 """
 
 from __future__ import annotations

@@ -23,10 +23,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ubunye import __version__
 from ubunye.exceptions import JarNotFoundError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 #: The Scala versions each Spark line has a jar for; the first is the one pip's pyspark (and Databricks) runs.
 SCALA_OF_LINE: dict[str, tuple[str, ...]] = {"3.5": ("2.12", "2.13"), "4.0": ("2.13",), "4.1": ("2.13",)}
@@ -150,7 +153,7 @@ def installed_target() -> Target:
     return Target(pyspark.__version__, scala)
 
 
-def session_target(spark: Any) -> Target:
+def session_target(spark: SparkSession) -> Target:
     """The Spark and Scala of a running session: ``spark.version`` and, on a classic session, the JVM's
     ``scala.util.Properties.versionNumberString`` (a Spark Connect session has no py4j: Scala stays None)."""
     jvm = getattr(spark, "_jvm", None)

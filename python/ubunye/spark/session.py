@@ -119,7 +119,8 @@ def register(spark: SparkSession) -> None:
         >>> spark.sql("SELECT ubunye_rows_v1(*) FROM range(3)").first()[0].row_count  # doctest: +SKIP
         3
     """
-    if getattr(spark, "_jvm", None) is None:
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
         msg = (
             "register() needs a classic SparkSession (py4j); on Spark Connect attach "
             f"{_wanted(spark)} to the cluster and set spark.sql.extensions={EXTENSIONS} there"
@@ -130,7 +131,7 @@ def register(spark: SparkSession) -> None:
         raise JarNotFoundError(f"{problem}: {_HOW_TO_ATTACH}")
     try:
         # The one py4j call site: ubunye.spark.UbunyeFunctions.registerAll(session).
-        spark._jvm.ubunye.spark.UbunyeFunctions.registerAll(spark._jsparkSession)
+        jvm.ubunye.spark.UbunyeFunctions.registerAll(spark._jsparkSession)
     except Exception as exc:  # a Py4JJavaError carries the JVM's own message
         msg = f"registering the ubunye functions failed ({exc.__class__.__name__}: {str(exc).strip()[:500]})"
         raise JarNotFoundError(msg) from exc
@@ -159,48 +160,74 @@ def require(spark: SparkSession) -> None:
         raise JarNotFoundError(msg)
 
 
-# --- may hash_frame use the JVM function? ---------------------------------------------------------------------
+# --- may hash_frame and profile_frame use the JVM functions? ----------------------------------------------------
 # A function that is registered may still be unable to run: a ubunye jar from before the per-line jars (no line
-# check) of another Spark line or Scala, on a classic session or behind Spark Connect. One tiny query per session
-# tells.
+# check) of another Spark line or Scala, on a classic session or behind Spark Connect, or a jar of another ubunye
+# version. One tiny query per session runs every aggregate of the jar on three rows and must give, text for text,
+# what the twin gives for them.
 
-_PROBE_SQL = f"SELECT {FUNCTION}(*) AS h FROM VALUES (1, 'é', array(map('k', 1.5D))), (2, null, null) AS t(a, b, c)"
+_PROBE_ROWS = (
+    "VALUES (1, 'é', array(map('k', 1.5D)), 0.5D), (2, null, null, CAST('NaN' AS DOUBLE)), "
+    "(3, 'a\"', array(map('z', CAST(null AS DOUBLE))), null) AS t(k, s, m, `x.y`)"
+)
+_PROBE_SQL = (
+    "SELECT h.data_hash AS rows_v1, p.data_hash AS profile_v1, transform(p.columns, c -> c.fingerprint) AS "
+    "fingerprints, hex(p.buckets) AS buckets, transform(array_sort(b), x -> x.b) AS bucket_v1 FROM ("
+    f"SELECT {FUNCTION}(*) AS h, {FUNCTIONS[2]}(4, array('k'), k, s, m, `x.y`) AS p, "
+    f"collect_list(named_struct('k', k, 'b', {FUNCTIONS[3]}(k, 4))) AS b FROM {_PROBE_ROWS})"
+)
 _USABLE: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
-def _probe_expected() -> str:
+def _probe_expected() -> dict[str, Any]:
+    """What the probe query gives when the jar agrees with the twin: the twin's answers for the same rows."""
     import pyarrow as pa
 
     from ubunye.hashing import hash_frame
+    from ubunye.hashing.profile import bucket_of_rows, profile_sums
 
-    maps = pa.list_(pa.map_(pa.string(), pa.float64()))
     table = pa.table(
         {
-            "a": pa.array([1, 2], pa.int32()),
-            "b": pa.array(["é", None]),
-            "c": pa.array([[[("k", 1.5)]], None], maps),
+            "k": pa.array([1, 2, 3], pa.int32()),
+            "s": pa.array(["é", None, 'a"']),
+            "m": pa.array([[[("k", 1.5)]], None, [[("z", None)]]], pa.list_(pa.map_(pa.string(), pa.float64()))),
+            "x.y": pa.array([0.5, float("nan"), None], pa.float64()),  # a NaN and a null
         }
     )
-    return hash_frame(table).data_hash
+    sums = profile_sums(table, key=["k"], buckets=4)
+    profile = sums.finish()
+    return {
+        "rows_v1": hash_frame(table).data_hash,
+        "profile_v1": profile.hash.data_hash,
+        "fingerprints": [profile.columns[name].fingerprint for name in sorted(profile.columns)],
+        "buckets": sums.buckets.hex().upper(),  # as Spark's hex() writes the packed buckets
+        "bucket_v1": bucket_of_rows(table, key=["k"], buckets=4).tolist(),
+    }
 
 
 def _probe(spark: Any) -> str | None:
-    """None when ``ubunye_rows_v1`` runs in this session and agrees with the twin; else why not."""
+    """None when the jar's aggregates run in this session and agree with the twin; else why not."""
     try:
-        got = spark.sql(_PROBE_SQL).first()["h"]["data_hash"]
+        row = spark.sql(_PROBE_SQL).first()
+        got = {name: row[name] for name in ("rows_v1", "profile_v1", "fingerprints", "buckets", "bucket_v1")}
     except Exception as exc:  # the JVM's error, whatever its class: a wrong jar fails in many ways
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        return f"{FUNCTION} fails in this session ({exc.__class__.__name__}: {first})"
+        return f"the ubunye functions fail in this session ({exc.__class__.__name__}: {first})"
     want = _probe_expected()
-    if got != want:
-        return f"{FUNCTION} gives {got} where the Python twin gives {want} (a jar of another ubunye version?)"
+    for name, value in want.items():
+        if got[name] != value:
+            return (
+                f"the probe's {name} is {got[name]} where the Python twin gives {value} "
+                "(a jar of another ubunye version?)"
+            )
     return None
 
 
 def jvm_usable(spark: SparkSession) -> bool:
-    """True when ``hash_frame`` may use the JVM function in this session: it is registered, and it runs and
-    agrees with the twin on a two-row probe (run once per session). Otherwise False; when a ubunye jar is
-    there but cannot be used, a ``JarWarning`` says why and which jar to attach.
+    """True when ``hash_frame`` and ``profile_frame`` may use the jar's functions in this session: every one of
+    ``FUNCTIONS`` is registered, and they run and agree with the twin on a three-row probe (run once per
+    session). Otherwise False; when a ubunye jar is there but cannot be used, a ``JarWarning`` says why and
+    which jar to attach.
 
     Example:
         >>> jvm_usable(spark)  # doctest: +SKIP
@@ -230,18 +257,24 @@ def _jar_present(spark: Any) -> bool:
 
 
 def _check(spark: Any) -> bool:
+    without = "hashing and profiling without the jar (engine='arrow')"
     if not is_registered(spark):
         # Quiet when there is no ubunye jar at all (the jar-free path is the plan); a warning when one is there
         # but its extension refused to register (another Spark line or Scala).
         if _quietly(_jar_present, spark):
             problem = _quietly(diagnose, spark) or f"{FUNCTION} is not registered (ubunye.spark.register(spark))"
-            warnings.warn(f"{problem}; hashing without the jar (engine='arrow')", JarWarning, stacklevel=4)
+            warnings.warn(f"{problem}; {without}", JarWarning, stacklevel=4)
+        return False
+    missing = [name for name in FUNCTIONS[1:] if not spark.catalog.functionExists(name)]
+    if missing:
+        problem = f"the ubunye jar has {FUNCTION} but not {', '.join(missing)} (a jar older than this package?)"
+        warnings.warn(f"{problem}; {_HOW_TO_ATTACH}; {without}", JarWarning, stacklevel=4)
         return False
     problem = _probe(spark)
     if problem is None:
         return True
     advice = _quietly(diagnose, spark) or f"this session needs {_wanted(spark)}"
-    warnings.warn(f"{problem}; {advice}; hashing without the jar (engine='arrow')", JarWarning, stacklevel=4)
+    warnings.warn(f"{problem}; {advice}; {without}", JarWarning, stacklevel=4)
     return False
 
 

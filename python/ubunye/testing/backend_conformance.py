@@ -36,16 +36,21 @@ import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
 import pytest
 
 from ubunye.hashing import canonical_lines, hash_frame
-from ubunye.hashing.typenames import TypeTree, arrow_type, parse_type
-from ubunye.hashing.types import type_name
+from ubunye.hashing.types import TypeTree, format_type, parse_schema, parse_type, type_kinds, type_name
 from ubunye.testing.generated import generated_tables
 from ubunye.testing.vectors import Vector, load_vectors
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ubunye.engines import Engine
+    from ubunye.hashing import FrameProfile
 
 # A symlinked folder in a checkout (tests/vectors, examples), real copies in a built wheel.
 _DATA = Path(__file__).resolve().parent / "data"
@@ -100,13 +105,8 @@ class Reference:
         return cls(e["schema"], list(e["lines"]), e["row_count"], e["data_hash"])
 
 
-def type_text(tree: TypeTree) -> str:
-    """The rows-v1 type name of a parsed type tree (the inverse of ``parse_type``), named where all names are."""
-    return type_name(arrow_type(tree), "column")
-
-
 def _columns(schema: str) -> dict[str, str]:
-    return {name: type_text(t) for name, t in parse_type(schema)[1]}
+    return {name: format_type(t) for name, t in parse_schema(schema)}
 
 
 def _first_difference(got: list[str], want: list[str]) -> tuple[str | None, str | None]:
@@ -136,7 +136,14 @@ def _differing_columns(got: str | None, want: str | None) -> list[str]:
     return sorted(k for k in set(a) | set(b) if a.get(k, None) != b.get(k, None) or (k in a) != (k in b))
 
 
-def check_frame(frame: Any, reference: Reference, *, backend: str = "backend", what: str = "table", engine=None):
+def check_frame(
+    frame: object,
+    reference: Reference,
+    *,
+    backend: str = "backend",
+    what: str = "table",
+    engine: Engine[Any] | None = None,
+) -> None:
     """Raise AssertionError unless ``frame`` hashes exactly like ``reference``.
 
     The message names each differing column with its type and shows the first differing canonical line.
@@ -192,11 +199,11 @@ def _hex16(x: int) -> str:
     return f"{x:016x}"
 
 
-def _key_text(key: Any) -> str:
+def _key_text(key: Sequence[str] | None) -> str:
     return "none" if key is None else "[" + ",".join(json.dumps(k, ensure_ascii=False) for k in key) + "]"
 
 
-def _profile_columns(profile: Any) -> dict[str, dict[str, Any]]:
+def _profile_columns(profile: FrameProfile) -> dict[str, dict[str, Any]]:
     return {
         name: {
             "type": c.type,
@@ -210,9 +217,10 @@ def _profile_columns(profile: Any) -> dict[str, dict[str, Any]]:
     }
 
 
-def _profile_buckets(profile: Any) -> list[list[Any]]:
+def _profile_buckets(profile: FrameProfile) -> list[list[int | str]]:
     """The occupied buckets as a vector lists them: ``[index, count, sum1, sum2]`` (section 12.4)."""
-    return [[i, n, _hex16(a), _hex16(b)] for i, (n, a, b) in enumerate(profile.buckets.rows()) if n]
+    rows = [] if profile.buckets is None else profile.buckets.rows()
+    return [[i, n, _hex16(a), _hex16(b)] for i, (n, a, b) in enumerate(rows) if n]
 
 
 def profile_reference(table: pa.Table, cases: list[tuple[int, tuple[str, ...] | None]]) -> dict[str, Any]:
@@ -240,7 +248,7 @@ def profile_reference(table: pa.Table, cases: list[tuple[int, tuple[str, ...] | 
 
 
 def check_profile(
-    frame: Any,
+    frame: object,
     expected: dict[str, Any],
     *,
     data_hash: str | None = None,
@@ -308,7 +316,7 @@ def _column_problems(got: dict[str, dict[str, Any]], want: dict[str, dict[str, A
     return problems
 
 
-def _bucket_problems(profile: Any, case: dict[str, Any]) -> list[str]:
+def _bucket_problems(profile: FrameProfile, case: dict[str, Any]) -> list[str]:
     label = f"buckets n={case['n']}, key={_key_text(case['key'])}"
     if profile.buckets is None:
         return [f"{label}: the profile has no buckets"]
@@ -335,17 +343,7 @@ def _bucket_problems(profile: Any, case: dict[str, Any]) -> list[str]:
 # -- the suite -----------------------------------------------------------------------------------------------------
 
 
-def _kinds(tree: TypeTree) -> set[str]:
-    if isinstance(tree, str):
-        return {tree}
-    if tree[0] == "decimal":
-        return {"decimal"}
-    if tree[0] == "struct":
-        return {"struct"}.union(*(_kinds(t) for _, t in tree[1]))
-    return {tree[0]}.union(*(_kinds(t) for t in tree[1:]))
-
-
-def _run_example(engine: Any, task: str, root: Path) -> dict[str, str | None]:
+def _run_example(engine: Engine[Any], task: str, root: Path) -> dict[str, str | None]:
     from ubunye.lineage.store import load_record
     from ubunye.runner import run_task
 
@@ -354,7 +352,7 @@ def _run_example(engine: Any, task: str, root: Path) -> dict[str, str | None]:
     if task != "orders":
         run_task(root / "shop" / "daily" / "orders", dt="2026-12-01", engine=engine, lineage=False)
     result = run_task(root / "shop" / "daily" / task, dt="2026-12-01", engine=engine, lineage=True)
-    assert result.record_path is not None
+    assert isinstance(result.record_path, Path)  # the usecase's own store, on disk
     record = load_record(result.record_path)  # the store's one loader, not a second reading of the file
     return {f"outputs.{o.name}": o.data_hash for o in record.outputs} | {
         f"inputs.{i.name}": i.data_hash for i in record.inputs
@@ -391,34 +389,34 @@ class BackendConformance:
     profile_engines: ClassVar[tuple[str | None, ...]] = (None,)
 
     @pytest.fixture
-    def engine(self) -> Any:
+    def engine(self) -> Engine[Any]:
         """Override: return the engine under test."""
         pytest.fail("subclass BackendConformance and define an `engine` fixture returning your engine")
 
-    def make_frame(self, engine: Any, table: pa.Table) -> Any:
+    def make_frame(self, engine: Engine[Any], table: pa.Table) -> object:
         """The backend's frame holding ``table``. Default: ``engine.from_pandas`` of an Arrow-backed pandas frame."""
         import pandas as pd
 
         return engine.from_pandas(table.to_pandas(types_mapper=pd.ArrowDtype))
 
-    def _name(self, engine: Any) -> str:
+    def _name(self, engine: Engine[Any]) -> str:
         return self.backend_name or f"backend {getattr(engine, 'name', type(engine).__name__)!r}"
 
     def _supported(self, table: pa.Table) -> pa.Table:
-        keep = [f.name for f in table.schema if not self._blocked(_schema_tree(table.select([f.name])))]
+        keep = [f.name for f in table.schema if not self._blocked(parse_type(type_name(f.type, f.name)))]
         return table.select(keep)
 
     def _blocked(self, tree: TypeTree) -> set[str]:
-        return _kinds(tree) & set(self.unsupported_types)
+        return type_kinds(tree) & set(self.unsupported_types)
 
-    def _skip_unclaimed(self, engine: Any, vector: Vector) -> None:
+    def _skip_unclaimed(self, engine: Engine[Any], vector: Vector) -> None:
         if vector.name in {v.name for v in _byte_vectors()} and not self.invalid_utf8_strings:
             pytest.skip(f"{self._name(engine)} does not claim strings holding bytes that are not UTF-8")
         blocked = set().union(*(self._blocked(parse_type(t)) for _, t in vector.columns))
         if blocked:
             pytest.skip(f"{self._name(engine)} does not hold {', '.join(sorted(blocked))}")
 
-    def _skip_unclaimed_profile(self, engine: Any) -> None:
+    def _skip_unclaimed_profile(self, engine: Engine[Any]) -> None:
         if self.profile is True:
             return
         if isinstance(self.profile, str) and self.profile.strip():
@@ -428,7 +426,7 @@ class BackendConformance:
         )
 
     @pytest.mark.parametrize("vector", _vectors() + _byte_vectors(), ids=lambda v: v.name)
-    def test_vector(self, engine: Any, vector: Vector) -> None:
+    def test_vector(self, engine: Engine[Any], vector: Vector) -> None:
         """A conformance vector built through the backend gives the vector's expected schema, lines and hash."""
         self._skip_unclaimed(engine, vector)
         frame = self.make_frame(engine, vector.arrow())
@@ -441,7 +439,7 @@ class BackendConformance:
         )
 
     @pytest.mark.parametrize("vector", _vectors() + _byte_vectors(), ids=lambda v: v.name)
-    def test_vector_profile(self, engine: Any, vector: Vector) -> None:
+    def test_vector_profile(self, engine: Engine[Any], vector: Vector) -> None:
         """profile-v1 of a vector built through the backend: its expected columns and every bucket case (12.4)."""
         self._skip_unclaimed_profile(engine)
         self._skip_unclaimed(engine, vector)
@@ -459,7 +457,7 @@ class BackendConformance:
             )
 
     @pytest.mark.parametrize("name", sorted(generated_tables()))
-    def test_generated_profile(self, engine: Any, name: str) -> None:
+    def test_generated_profile(self, engine: Engine[Any], name: str) -> None:
         """profile-v1 of a generated table: as the twin gives it, with no key and with a two-column key."""
         self._skip_unclaimed_profile(engine)
         table = self._supported(generated_tables()[name])
@@ -477,14 +475,14 @@ class BackendConformance:
             )
 
     @pytest.mark.parametrize("name", sorted(generated_tables()))
-    def test_generated(self, engine: Any, name: str) -> None:
+    def test_generated(self, engine: Engine[Any], name: str) -> None:
         """A generated table (every type, nulls, edge values) hashes as the twin hashes it."""
         table = self._supported(generated_tables()[name])
         frame = self.make_frame(engine, table)
         check_frame(frame, Reference.of(table), backend=self._name(engine), what=f"generated {name!r}", engine=engine)
 
     @pytest.mark.parametrize("fmt", ["parquet", "delta"])
-    def test_round_trip(self, engine: Any, fmt: str, tmp_path: Path) -> None:
+    def test_round_trip(self, engine: Engine[Any], fmt: str, tmp_path: Path) -> None:
         """What the backend writes and reads back hashes as what it wrote."""
         if fmt not in self.round_trip_formats:
             pytest.skip(f"{self._name(engine)}: {fmt} round trip not claimed")
@@ -497,7 +495,7 @@ class BackendConformance:
         check_frame(back, Reference.of(table), backend=self._name(engine), what=f"{fmt} read back", engine=engine)
 
     @pytest.mark.parametrize("task", ["orders", "revenue", "customers"])
-    def test_example_task(self, engine: Any, task: str, tmp_path: Path) -> None:
+    def test_example_task(self, engine: Engine[Any], task: str, tmp_path: Path) -> None:
         """A whole example task records the same input and output hashes as on the pandas engine."""
         if task not in self.example_tasks:
             pytest.skip(f"{self._name(engine)}: example task {task!r} not claimed")
@@ -513,13 +511,6 @@ class BackendConformance:
         assert got == want, f"{self._name(engine)}: example task {task!r} recorded {got}, pandas recorded {want}"
 
 
-def _schema_tree(table: pa.Table) -> TypeTree:
-    from ubunye.hashing.types import type_name
-
-    (field,) = table.schema
-    return parse_type(type_name(field.type, field.name))
-
-
 __all__ = [
     "BackendConformance",
     "Reference",
@@ -527,6 +518,5 @@ __all__ = [
     "check_profile",
     "examples_dir",
     "profile_reference",
-    "type_text",
     "vectors_dir",
 ]

@@ -13,14 +13,17 @@ import datetime as dt
 import decimal
 import functools
 import random
+from typing import TypeVar
 
 import pyarrow as pa
+
+T = TypeVar("T")
 
 _TEXT = ["", "Ana", 'quote " and \\ back', "tab\tnew\nline", "\x01\x1f", "é ü ß", "日本語", "😀", "\u2028", "/"]
 _FLOATS = [0.0, -0.0, 1.0, 0.1, -2.5, 1e23, 5e-324, 1e-7, 1234567.0, 1e7, float("nan"), float("inf"), float("-inf")]
 
 
-def _maybe(rng: random.Random, value, null_rate: float = 0.15):
+def _maybe(rng: random.Random, value: T, null_rate: float = 0.15) -> T | None:
     return None if rng.random() < null_rate else value
 
 

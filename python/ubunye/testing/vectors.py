@@ -3,8 +3,8 @@
 Every engine builds its tables from these: a backend under test turns the Arrow table into its own frame.
 
 Example:
-    >>> parse_type('list<struct<"m":map<string,int64>>>')
-    ('list', ('struct', (('m', ('map', 'string', 'int64')),)))
+    >>> cell_value({"list": [{"decimal": "1.50"}, None]}, ("list", ("decimal", 3, 2)))
+    [Decimal('1.50'), None]
 """
 
 from __future__ import annotations
@@ -19,15 +19,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from ubunye.hashing.typenames import TypeTree, arrow_type, parse_type
+from ubunye.hashing.types import TypeTree, arrow_type, format_type, parse_type
 
 
-def cell_value(cell: Any, tree: TypeTree) -> Any:
+def cell_value(cell: object, tree: TypeTree) -> object:
     """A vector cell (section 10's JSON form) as the Python value pyarrow builds from."""
     if cell is None:
         return None
     if isinstance(cell, bool | int | str):
         return cell
+    if not isinstance(cell, dict) or len(cell) != 1:
+        raise ValueError(f"a vector cell is null, a boolean, a number, a string or {{tag: value}}, not {cell!r}")
     ((tag, v),) = cell.items()
     if tag == "float":
         return float(v)
@@ -43,14 +45,24 @@ def cell_value(cell: Any, tree: TypeTree) -> Any:
         return dt.datetime.fromisoformat(v).astimezone(dt.UTC)
     if tag == "timestamp_ntz":
         return dt.datetime.fromisoformat(v)
-    if tag == "list":
+    if tag in ("list", "map", "struct"):
+        return _nested(tag, v, tree)
+    raise ValueError(f"unknown cell tag {tag!r}")
+
+
+def _nested(tag: str, v: object, tree: TypeTree) -> object:
+    """A list, map or struct cell (a JSON list, a list of pairs, an object), its items built by its column's type
+    (which must be of the cell's kind)."""
+    if isinstance(tree, str) or tree[0] != tag:
+        raise ValueError(f"a {tag} cell in a column of type {format_type(tree)}")
+    if tree[0] == "list" and isinstance(v, list):
         return [cell_value(c, tree[1]) for c in v]
-    if tag == "map":
+    if tree[0] == "map" and isinstance(v, list):
         return [(cell_value(k, tree[1]), cell_value(x, tree[2])) for k, x in v]
-    if tag == "struct":
+    if tree[0] == "struct" and isinstance(v, dict):
         types = dict(tree[1])
         return {n: cell_value(c, types[n]) for n, c in v.items()}
-    raise ValueError(f"unknown cell tag {tag!r}")
+    raise ValueError(f"a {tag} cell holds {type(v).__name__}, not its kind's JSON form")
 
 
 @dataclass(frozen=True)
@@ -88,7 +100,7 @@ class Vector:
         )
 
 
-def _has_bytes(cell: Any) -> bool:
+def _has_bytes(cell: object) -> bool:
     if isinstance(cell, dict):
         return "string_bytes" in cell or any(_has_bytes(v) for v in cell.values())
     if isinstance(cell, list):
@@ -103,7 +115,9 @@ def _strings_as_binary(tree: TypeTree) -> TypeTree:
         return tree
     if tree[0] == "struct":
         return ("struct", tuple((n, _strings_as_binary(t)) for n, t in tree[1]))
-    return (tree[0], *(_strings_as_binary(t) for t in tree[1:]))
+    if tree[0] == "list":
+        return ("list", _strings_as_binary(tree[1]))
+    return ("map", _strings_as_binary(tree[1]), _strings_as_binary(tree[2]))
 
 
 def load_vectors(folder: Path) -> list[Vector]:
@@ -117,4 +131,4 @@ def load_vectors(folder: Path) -> list[Vector]:
     return out
 
 
-__all__ = ["TypeTree", "Vector", "arrow_type", "cell_value", "load_vectors", "parse_type"]
+__all__ = ["Vector", "cell_value", "load_vectors"]

@@ -45,11 +45,6 @@ public final class JarInfo {
     return PROPS.getProperty("scala.binary", "unknown");
   }
 
-  /** The Scala version compiled with, e.g. "2.12.18". */
-  public static String scalaVersion() {
-    return PROPS.getProperty("scala.version", "unknown");
-  }
-
   /** This jar's file name, e.g. "ubunye-spark-3.5_2.12-0.7.0.jar". */
   public static String jarName() {
     return PROPS.getProperty("jar", "ubunye-spark (unknown build)");
@@ -59,7 +54,7 @@ public final class JarInfo {
    * The jar line of a Spark version: "3.5.2" and "3.5.0-databricks" give "3.5", "4.0.1" gives "4.0", and every
    * later 4.x ("4.1.0", "4.3.0") gives "4.1": one jar links on 4.1 to 4.3, not on 4.0 (toPrettySQL changed).
    */
-  public static String lineOf(String sparkVersion) {
+  private static String lineOf(String sparkVersion) {
     String[] parts = sparkVersion.trim().split("[.-]");
     if (parts.length >= 2 && parts[0].equals("4")) {
       return parts[1].equals("0") ? "4.0" : "4.1";
@@ -68,13 +63,13 @@ public final class JarInfo {
   }
 
   /** "2.12" of "2.12.18". */
-  public static String binaryOf(String scalaVersion) {
+  private static String binaryOf(String scalaVersion) {
     String[] parts = scalaVersion.trim().split("\\.");
     return parts.length >= 2 ? parts[0] + "." + parts[1] : scalaVersion;
   }
 
   /** The name of the jar a session with this Spark and Scala version needs. */
-  public static String jarFor(String sparkVersion, String scalaVersion) {
+  private static String jarFor(String sparkVersion, String scalaVersion) {
     return "ubunye-spark-" + lineOf(sparkVersion) + "_" + binaryOf(scalaVersion) + "-" + version() + ".jar";
   }
 
@@ -117,10 +112,5 @@ public final class JarInfo {
       org.slf4j.LoggerFactory.getLogger(JarInfo.class).error(wrong);
     }
     return wrong == null;
-  }
-
-  /** One line for logs: "ubunye-spark-4.1_2.13-0.7.0.jar (Spark 4.1, Scala 2.13.17)". */
-  public static String describe() {
-    return jarName() + " (Spark " + sparkLine() + ", Scala " + scalaVersion() + ")";
   }
 }

@@ -4,9 +4,9 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistry
 import org.apache.spark.unsafe.types.UTF8String
 
-/** What differs between Spark lines, Spark 4.x side (compiled into ubunye-spark-4_2.13 only). The Spark 3.5
-  * side is jvm/src/main/scala-spark3/ubunye/spark/SparkCompat.scala: the two files have the same members, and
-  * nothing else in the sources depends on the Spark line (build.sbt picks the folder per jar).
+/** What differs between Spark lines, Spark 4.x side (compiled into the ubunye-spark-4.0_* and 4.1_* jars only).
+  * The Spark 3.5 side is jvm/src/main/scala-spark3/ubunye/spark/SparkCompat.scala: the two files have the same
+  * members, and nothing else in the sources depends on the Spark line (build.sbt picks the folder per jar).
   */
 private[spark] object SparkCompat {
 

@@ -34,7 +34,6 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
   }
 
   def append(src: Array[Byte]): Unit = append(src, 0, src.length)
-  def append(other: LineBuffer): Unit = append(other.buf, 0, other.len)
 
   /** Appends an ASCII-only string (numbers, dates, literals) byte by byte. */
   def appendAscii(s: String): Unit = {

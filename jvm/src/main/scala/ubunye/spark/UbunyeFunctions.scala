@@ -20,11 +20,11 @@ object UbunyeFunctions {
   val ProfileV1 = "ubunye_profile_v1"
   val BucketV1 = "ubunye_bucket_v1"
 
-  type Builder = Seq[Expression] => Expression
+  private[spark] type Builder = Seq[Expression] => Expression
 
   /** The name of the column an argument stands for: an attribute's or alias's own name (what `*` expands
     * to), else the expression as Spark prints it in a column header, e.g. `(a + 1)` for `a + 1`. */
-  def columnName(e: Expression): String = e match {
+  private[spark] def columnName(e: Expression): String = e match {
     case ne: NamedExpression => ne.name
     case other               => toPrettySQL(other)
   }
@@ -39,6 +39,10 @@ object UbunyeFunctions {
       * n_buckets - an integer literal: the number of row buckets, a power of two from 1 to 65536
           (docs/rows-v1.md section 12.2)"""
 
+  // Spark internals: what DESCRIBE FUNCTION EXTENDED shows, built with the 11-argument constructor every line
+  // (3.5 to 4.3) has, rather than read from an @ExpressionDescription on the classes, whose fields must be
+  // constants: `since` is this jar's version (ubunye/spark/jar.properties, which build.sbt writes from
+  // python/ubunye/VERSION), as the functions ship with the jar.
   private def info(
       name: String,
       className: String,
@@ -55,12 +59,12 @@ object UbunyeFunctions {
       "\n    The bytes are frozen by docs/rows-v1.md: equal for any row order, column order, partitioning, JVM\n" +
         "    version, session time zone and ANSI setting.\n  ",
       "misc_funcs",
-      "0.7.0",
-      "",
+      JarInfo.version(), // since
+      "", // deprecated
       "built-in")
 
   /** (identifier, usage, builder) of every function. */
-  val functions: Seq[(FunctionIdentifier, ExpressionInfo, Builder)] = Seq(
+  private[spark] val functions: Seq[(FunctionIdentifier, ExpressionInfo, Builder)] = Seq(
     (
       FunctionIdentifier(RowsV1),
       info(
@@ -131,7 +135,8 @@ object UbunyeFunctions {
     functions.foreach { case (id, info, builder) => registry.registerFunction(key(registry, id), info, builder) }
   }
 
-  /** Takes the functions out of the session again (for tests of registerAll). */
+  /** Takes the functions out of the session again: for the tests of registerAll (ScalaTest, and the Python
+    * suite through py4j, which is why it is in the jar). Extension functions cannot be dropped in SQL. */
   def unregisterAll(spark: SparkSession): Unit = {
     val registry = SparkCompat.functionRegistry(spark)
     functions.foreach { case (id, _, _) => registry.dropFunction(key(registry, id)) }
@@ -146,7 +151,4 @@ object UbunyeFunctions {
       case Some(abs) => FunctionIdentifier(id.funcName, abs.database, abs.catalog)
       case None      => id
     }
-
-  /** True when `ubunye_rows_v1` is known to the session. */
-  def isRegistered(spark: SparkSession): Boolean = spark.catalog.functionExists(RowsV1)
 }

@@ -1,5 +1,9 @@
 package ubunye.spark
 
+import java.io.File
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.Files
+
 import org.apache.spark.sql.SparkSession
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
@@ -39,11 +43,24 @@ class RegistrationSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("registerAll brings the functions back into a running session; twice is harmless") {
     val other = spark.newSession()
     UbunyeFunctions.unregisterAll(other)
-    assert(!UbunyeFunctions.isRegistered(other))
+    assert(!other.catalog.functionExists(UbunyeFunctions.RowsV1))
     UbunyeFunctions.registerAll(other)
     UbunyeFunctions.registerAll(other)
-    assert(UbunyeFunctions.isRegistered(other))
+    assert(other.catalog.functionExists(UbunyeFunctions.RowsV1))
     assert(other.sql("SELECT ubunye_rows_v1(*).row_count FROM range(5)").head().getLong(0) == 5L)
+  }
+
+  test("every function's Since is the package version (python/ubunye/VERSION), through the jar's properties") {
+    // The forked test JVM runs in jvm/: look for the file upwards rather than hard-code where the build runs.
+    val file = Iterator.iterate(new File("").getAbsoluteFile)(_.getParentFile).takeWhile(_ != null)
+      .map(new File(_, "python/ubunye/VERSION")).find(_.isFile).getOrElse(fail("no python/ubunye/VERSION above"))
+    val version = new String(Files.readAllBytes(file.toPath), UTF_8).trim
+    assert(JarInfo.version() == version)
+    for (name <- Seq(UbunyeFunctions.RowsV1, UbunyeFunctions.CanonicalLine, UbunyeFunctions.ProfileV1,
+        UbunyeFunctions.BucketV1)) {
+      val desc = spark.sql(s"DESCRIBE FUNCTION EXTENDED $name").collect().map(_.getString(0)).mkString("\n")
+      assert(desc.contains(s"Since: $version"), desc)
+    }
   }
 
   test("sums wrap with ANSI on; a bad type fails at analysis naming the column") {

@@ -1,0 +1,143 @@
+"""`make bench`, Delta section: the incremental hash of a 200-file Delta table after one file is appended, against
+the full hash of it, on both engines (never asserted in tests; the issue's bar is 20x).
+
+Each round appends one file (not timed), then times the full hash (the table read whole and hashed, as the
+engines do without a cache) and ``hash_delta`` with the cache filled by the previous round (it reads the log and
+the one new file). Medians of the rounds; the cache is in a local folder.
+
+Run: python -m benchmarks.delta_incremental [--files N] [--rows-per-file N] [--runs K] [--no-spark]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+
+def _rows(n: int, start: int) -> pa.Table:
+    rng = np.random.default_rng(start)
+    ids = np.arange(start, start + n, dtype=np.int64)
+    return pa.table(
+        {
+            "id": ids,
+            "amount": rng.normal(100, 50, n),
+            "name": pa.array([f"customer-{i % 50_000}" for i in ids]),
+            "active": rng.random(n) < 0.5,
+            "day": pa.array((19_000 + ids % 3000).astype(np.int32), pa.int32()).cast(pa.date32()),
+            "qty": pa.array(np.where(rng.random(n) < 0.2, None, ids % 1000), pa.int64()),
+        }
+    )
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def _rounds(
+    runs: int, append: Callable[[int], None], full: Callable[[], Any], incremental: Callable[[], Any]
+) -> list[str]:
+    full_s, inc_s, read = [], [], []
+    for i in range(runs):
+        append(i)
+        t, h = _timed(incremental)
+        inc_s.append(t)
+        read.append(h.files_read)
+        t, reference = _timed(full)
+        full_s.append(t)
+        if h.hash != reference or h.hash_mode != "incremental":  # a bench of a wrong hash measures nothing
+            raise RuntimeError(f"incremental {h} differs from the full hash {reference}")
+    f, n = statistics.median(full_s), statistics.median(inc_s)
+    return [f"| {f:.3f} | {n:.3f} | {f / n:.0f}x | {max(read)} |"]
+
+
+def arrow_rows(files: int, rows: int, runs: int) -> list[str]:
+    from deltalake import DeltaTable, write_deltalake
+
+    from ubunye.hashing import hash_frame
+    from ubunye.hashing.delta_hash import hash_delta
+    from ubunye.lineage.file_sums import FileSumsCache
+
+    path, cache = tempfile.mkdtemp() + "/t", FileSumsCache(tempfile.mkdtemp())
+    for i in range(files):
+        write_deltalake(path, _rows(rows, i * rows), mode="append")
+    hash_delta(path, cache=cache)  # fills the cache: every file read once
+    line = _rounds(
+        runs,
+        lambda i: write_deltalake(path, _rows(rows, (files + i) * rows), mode="append"),
+        lambda: hash_frame(DeltaTable(path).to_pyarrow_table()),
+        lambda: hash_delta(path, cache=cache),
+    )
+    return [f"| Arrow (deltalake, the twin) {line[0]}"]
+
+
+def spark_rows(files: int, rows: int, runs: int) -> list[str]:
+    from ubunye.engines.spark_engine import new_session
+    from ubunye.hashing.delta_hash import hash_delta
+    from ubunye.hashing.spark import hash_spark
+    from ubunye.lineage.file_sums import FileSumsCache
+    from ubunye.spark import jvm_usable
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = new_session()
+    engine = "jvm" if jvm_usable(spark) else "arrow"
+    path, cache = tempfile.mkdtemp() + "/t", FileSumsCache(tempfile.mkdtemp())
+
+    def frame(n: int, start: int) -> Any:
+        return spark.range(start, start + n).selectExpr(
+            "id", "rand(1) * 100 as amount", "concat('customer-', cast(id % 50000 as string)) as name",
+            "rand(2) < 0.5 as active", "date_add(date'2020-01-01', cast(id % 3000 as int)) as day",
+            "if(rand(3) < 0.2, null, id % 1000) as qty",
+        )  # fmt: skip
+
+    frame(files * rows, 0).repartition(files).write.format("delta").save(path)
+    hash_delta(path, cache=cache, spark=spark, engine=engine)  # fills the cache
+    hash_spark(spark.read.format("delta").load(path), engine=engine)  # warm-up: JIT, Python workers
+    line = _rounds(
+        runs,
+        lambda i: frame(rows, (files + i) * rows).coalesce(1).write.format("delta").mode("append").save(path),
+        lambda: hash_spark(spark.read.format("delta").load(path), engine=engine),
+        lambda: hash_delta(path, cache=cache, spark=spark, engine=engine),
+    )
+    spark.stop()
+    what = "ubunye_rows_v1, the jar" if engine == "jvm" else "the twin in mapInArrow: no jar"
+    return [f"| Spark local[2] ({what}) {line[0]}"]
+
+
+def delta_section(files: int = 200, rows: int = 10_000, runs: int = 3, spark: bool = True) -> list[str]:
+    """The Delta section of `make bench`, as Markdown lines."""
+    out = [
+        f"### Delta: {files} files x {rows:,} rows, one file appended, median of {runs} rounds",
+        "",
+        "| engine | full hash s | incremental s | speed-up | files read |",
+        "|---|---:|---:|---:|---:|",
+        *arrow_rows(files, rows, runs),
+    ]
+    if spark:
+        out.extend(spark_rows(files, rows, runs))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--rows-per-file", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-spark", action="store_true")
+    args = parser.parse_args(argv)
+    print("\n".join(delta_section(args.files, args.rows_per_file, args.runs, not args.no_spark)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+"""The data files of a Delta table's snapshot, each with the identity its rows-v1 sums are kept under, and those
+sums on Arrow, read by the very reader that reads the table whole.
+
+rows-v1 sums add (docs/rows-v1.md section 8), so a table's ``(row_count, sum1, sum2)`` are the sums over its data
+files of each file's own. A Delta data file never changes once written (its name holds a UUID): its rows are a
+function of its path, its size and modification time in the add action, and its deletion vector, if it has one.
+That identity is what a cache of per-file sums is keyed by (:class:`FileSums`).
+
+On Arrow the table's rows are exactly what ``DeltaTable.to_pyarrow_table()`` returns (the pandas engine's read):
+a pyarrow dataset of one fragment per add action, each read with the table's schema (a column a file lacks is
+null, partition columns come from the add action's partitionValues). :func:`arrow_file_sums` reads a file as a
+dataset of that one fragment with that same schema, format and filesystem, so its rows are the rows the whole read
+takes from that file, by construction; deltalake refuses both reads alike for what it cannot read (deletion
+vectors, column mapping).
+
+Example:
+    >>> import tempfile, pyarrow as pa
+    >>> from deltalake import DeltaTable, write_deltalake
+    >>> path = tempfile.mkdtemp() + "/t"
+    >>> write_deltalake(path, pa.table({"a": [1, 2]}))
+    >>> write_deltalake(path, pa.table({"a": [3]}), mode="append")
+    >>> table = DeltaTable(path)
+    >>> snap = read_snapshot(table)
+    >>> dataset = arrow_dataset(table)
+    >>> sums, missing = arrow_file_sums(dataset, [f.path for f in snap.files])
+    >>> from ubunye.hashing.digest import add_sums, finish
+    >>> from ubunye.hashing import hash_frame
+    >>> from ubunye.hashing.types import schema_string
+    >>> full = hash_frame(table.to_pyarrow_table())
+    >>> finish(schema_string(dataset.schema), *add_sums(sums.values())) == full
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import unquote
+
+import pyarrow as pa
+
+from ubunye.hashing.digest import add_sums, sum_lines
+from ubunye.hashing.encode import encode_batch
+from ubunye.hashing.frame import BATCH_ROWS
+from ubunye.hashing.types import schema_string
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+#: ``(row_count, sum1, sum2)`` of some rows, sums unsigned (docs/rows-v1.md section 8).
+Sums = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class DeltaFile:
+    """One add action of a snapshot.
+
+    Attributes:
+        path: the path as the log holds it (relative to the table, URL-encoded).
+        size: its ``size`` in bytes.
+        modified: its ``modificationTime`` (milliseconds since the epoch).
+        deletion_vector: ``None`` without a deletion vector, else a digest of the rows it keeps (see
+            :func:`read_snapshot`): a changed deletion vector is a changed identity.
+        records: ``numRecords`` of its statistics (before any deletion vector), None when the log has none.
+        partition: its partition values, typed by the table schema as deltalake parses them, aligned with
+            :attr:`DeltaSnapshot.partition_columns`.
+    """
+
+    path: str
+    size: int
+    modified: int
+    deletion_vector: str | None = None
+    records: int | None = None
+    partition: tuple[Any, ...] = ()
+
+    @property
+    def identity(self) -> tuple[int, int, str | None]:
+        """What, beside the path, tells this file's rows: the key its sums are cached under."""
+        return self.size, self.modified, self.deletion_vector
+
+
+@dataclass(frozen=True)
+class DeltaSnapshot:
+    """The files of one version of a Delta table, and what of its log decides how a file may be read alone.
+
+    Attributes:
+        version: the version read.
+        table_id: ``metaData.id``: a table recreated at the same path has another.
+        partition_columns: the partition columns, in the log's order.
+        files: one :class:`DeltaFile` per add action.
+        features: the reader and writer table features the protocol names.
+        configuration: ``metaData.configuration`` (``delta.columnMapping.mode``...).
+    """
+
+    version: int
+    table_id: str
+    partition_columns: tuple[str, ...]
+    files: tuple[DeltaFile, ...]
+    features: frozenset[str]
+    configuration: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class FileSums:
+    """Per-file rows-v1 sums of one Delta table as one reader reads it: what a cache keeps between runs.
+
+    Sums of a file are only valid for the same table (``table_id``), the same reader (``"deltalake"`` or
+    ``"spark"``: the two may type a column differently) and the same schema string; ``files`` maps a file's log
+    path to its identity (:attr:`DeltaFile.identity`) and sums.
+
+    Example:
+        >>> files = {"p.parquet": ((10, 5, None), (2, 7, 9))}
+        >>> s = FileSums("/data/t", "id-1", "deltalake", 'struct<"a":int64>', 3, files)
+        >>> s.reusable(DeltaFile("p.parquet", 10, 5)), s.reusable(DeltaFile("p.parquet", 10, 6))
+        ((2, 7, 9), None)
+    """
+
+    table: str
+    table_id: str
+    reader: str
+    schema: str
+    version: int
+    files: Mapping[str, tuple[tuple[int, int, str | None], Sums]]
+
+    def reusable(self, file: DeltaFile) -> Sums | None:
+        """The cached sums of ``file`` when its identity is the one they were computed for, else None."""
+        entry = self.files.get(file.path)
+        if entry is None or tuple(entry[0]) != file.identity:
+            return None
+        return entry[1]
+
+
+class SumsCache(Protocol):
+    """Where per-file sums are kept between runs (``ubunye.lineage.file_sums.FileSumsCache``: in the record store).
+
+    ``load`` returns None when nothing is kept for the table and reader, and raises (naming the file) for what it
+    kept but cannot trust: the caller then hashes in full and says why. ``save`` replaces what is kept.
+    """
+
+    def load(self, table: str, reader: str) -> FileSums | None: ...
+
+    def save(self, sums: FileSums) -> None: ...
+
+
+def _features(table: DeltaTable) -> frozenset[str]:
+    protocol = table.protocol()
+    return frozenset([*(protocol.reader_features or ()), *(protocol.writer_features or ())])
+
+
+def _kept_digest(mask: pa.Array) -> str:
+    """A digest of a deletion vector's keep-mask: equal masks, equal digests (so equal rows of the same file)."""
+    import numpy as np
+
+    bits = np.packbits(mask.to_numpy(zero_copy_only=False).astype(np.bool_))
+    return "sha256:" + hashlib.sha256(len(mask).to_bytes(8, "big") + bits.tobytes()).hexdigest()
+
+
+def _deletion_vectors(table: DeltaTable, paths: list[str]) -> dict[str, str]:
+    """Log path -> digest of its deletion vector, for the files that have one.
+
+    deltalake gives the vectors by file URI (not the log path) and without their descriptors, so a file is matched
+    by the decoded log path its URI ends with, and identified by what its vector keeps.
+    """
+    by_suffix = {"/" + unquote(p): p for p in paths}
+    out: dict[str, str] = {}
+    vectors = pa.table(table.deletion_vectors())
+    for uri, mask in zip(vectors.column("filepath").to_pylist(), vectors.column("selection_vector"), strict=True):
+        decoded = unquote(str(uri))
+        match = [p for suffix, p in by_suffix.items() if decoded.endswith(suffix)]
+        if len(match) != 1:
+            msg = f"the deletion vector of {uri} matches {len(match)} files of the Delta log (expected 1)"
+            raise ValueError(msg)
+        out[match[0]] = _kept_digest(mask.values)
+    return out
+
+
+def read_snapshot(table: DeltaTable, deletion_vectors: bool = False) -> DeltaSnapshot:
+    """The files of the version ``table`` (a ``deltalake.DeltaTable``) is at, with their identities.
+
+    With ``deletion_vectors``, the table's deletion vectors are read (only when its protocol has the
+    ``deletionVectors`` feature) so that each file's identity names the rows it keeps; without, a table whose
+    protocol allows them is one whose files deltalake's Arrow reader refuses anyway.
+
+    Example:
+        >>> import tempfile, pyarrow as pa
+        >>> from deltalake import DeltaTable, write_deltalake
+        >>> path = tempfile.mkdtemp() + "/t"
+        >>> write_deltalake(path, pa.table({"a": [1], "day": ["x"]}), partition_by=["day"])
+        >>> snap = read_snapshot(DeltaTable(path))
+        >>> snap.version, snap.partition_columns, [(f.records, f.partition) for f in snap.files]
+        (0, ('day',), [(1, ('x',))])
+    """
+    meta = table.metadata()
+    partition_columns = tuple(meta.partition_columns)
+    actions = pa.table(table.get_add_actions(flatten=False))
+    paths = [str(p) for p in actions.column("path").to_pylist()]
+    sizes = actions.column("size_bytes").to_pylist()
+    modified = actions.column("modification_time").to_pylist()
+    records = (
+        actions.column("num_records").to_pylist() if "num_records" in actions.column_names else [None] * len(paths)
+    )
+    if partition_columns and "partition" in actions.column_names:
+        values = [tuple(v[c] for c in partition_columns) for v in actions.column("partition").to_pylist()]
+    else:
+        values = [()] * len(paths)
+    features = _features(table)
+    vectors = _deletion_vectors(table, paths) if deletion_vectors and "deletionVectors" in features else {}
+    files = tuple(
+        DeltaFile(p, int(s), int(m), vectors.get(p), None if r is None else int(r), v)
+        for p, s, m, r, v in zip(paths, sizes, modified, records, values, strict=True)
+    )
+    return DeltaSnapshot(
+        int(table.version()), str(meta.id), partition_columns, files, features, dict(meta.configuration or {})
+    )
+
+
+def batch_sums(batches: Any) -> Sums:
+    """rows-v1 ``(row_count, sum1, sum2)`` of an iterable of Arrow record batches (the twin).
+
+    Example:
+        >>> batch_sums(pa.table({"a": [1, 2]}).to_batches())[0]
+        2
+    """
+    parts = []
+    for batch in batches:
+        if batch.num_rows:
+            parts.append(sum_lines(encode_batch(batch)))
+    return add_sums(parts)
+
+
+def arrow_dataset(table: DeltaTable) -> Any:
+    """The pyarrow dataset ``to_pyarrow_table()`` reads (one fragment per add action, the table's schema).
+
+    Raises:
+        deltalake.exceptions.DeltaProtocolError: deltalake's Arrow reader cannot read the table (deletion vectors,
+            column mapping): neither can ``to_pyarrow_table()``.
+    """
+    return table.to_pyarrow_dataset()
+
+
+def arrow_file_sums(dataset: Any, wanted: Collection[str]) -> tuple[dict[str, Sums], list[str]]:
+    """The sums of the files whose log paths are in ``wanted``, each read as the whole ``dataset``
+    (:func:`arrow_dataset`) reads it: a dataset of that one fragment with the same schema, format and filesystem;
+    and the wanted paths no fragment has (then the caller reads the table whole).
+
+    Raises:
+        HashError: a column rows-v1 cannot hash, naming it, before any file is read.
+    """
+    import pyarrow.dataset as ds
+
+    schema_string(dataset.schema)
+    # Fragments carry the decoded path (deltalake's filesystem is rooted at the table), the log the encoded one.
+    want = {unquote(p): p for p in wanted}
+    fragments = [(want[f.path], f) for f in dataset.get_fragments() if f.path in want]
+    missing = sorted(set(wanted) - {path for path, _ in fragments})
+    if missing:
+        return {}, missing
+    out: dict[str, Sums] = {}
+    for path, fragment in fragments:
+        one = ds.FileSystemDataset([fragment], dataset.schema, dataset.format, dataset.filesystem)
+        out[path] = batch_sums(one.to_batches(batch_size=BATCH_ROWS))
+    return out, []

@@ -1,0 +1,313 @@
+"""Per-file rows-v1 sums of Delta tables, kept next to the run records (the same store: a local folder or any URL
+fsspec opens), so that the next hash of a table reads only the files added since (``ubunye.hashing.delta_hash``).
+
+One table, read by one reader (``deltalake`` or ``spark``), has one small gzip-compressed JSON document::
+
+    <records root>/.cache/delta-file-sums/<reader>/<sha256 of the table URI, 32 hex>/<sequence>.json.gz
+
+Every save is a new object, written whole and never replaced (create-only on an object store; in a local folder a
+temporary file renamed into place), and the older ones of that table are then deleted: a reader takes the newest
+that it can trust. The record store's readers never see these files (its layout is ``usecase/package/task/*.json``
+and names starting with ``.`` are never run records).
+
+Nothing read is trusted: a document that is not gzip, not JSON, of another format version, of another table or
+reader, whose checksum does not match its content, or with one malformed entry is not used (:meth:`load` raises,
+naming the object and why, when no document of the table can be used). Sums wrongly reused would be a wrong hash;
+sums not reused only cost a full read.
+
+Example:
+    >>> import tempfile
+    >>> from ubunye.hashing.delta_files import FileSums
+    >>> cache = FileSumsCache(tempfile.mkdtemp())
+    >>> files = {"p.parquet": ((10, 5, None), (2, 7, 9))}
+    >>> sums = FileSums("/data/t", "id-1", "deltalake", 'struct<"a":int64>', 3, files)
+    >>> cache.save(sums)
+    >>> cache.load("/data/t", "deltalake") == sums, cache.load("/data/other", "deltalake")
+    (True, None)
+
+The same on an object store (fsspec's in-memory filesystem here; ``s3://bucket/records`` alike):
+
+    >>> remote = FileSumsCache("memory://doc-file-sums/records")
+    >>> remote.save(sums)
+    >>> remote.load("/data/t", "deltalake").files["p.parquet"]
+    ((10, 5, None), (2, 7, 9))
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+import uuid
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from ubunye.exceptions import RecordError
+from ubunye.hashing.delta_files import FileSums
+
+if TYPE_CHECKING:
+    from ubunye.lineage.remote import RemoteFiles
+
+log = logging.getLogger("ubunye")
+
+#: The folder, under a record store's root, of every cache ubunye keeps there.
+CACHE_DIR = ".cache"
+#: This cache's folder in it.
+SUMS_DIR = "delta-file-sums"
+_FORMAT = "ubunye-delta-file-sums"
+_FORMAT_VERSION = 1
+_METHOD = "rows-v1"
+_SUFFIX = ".json.gz"
+#: The largest document read, compressed or not (100,000 files take about 15 MB of JSON).
+MAX_CACHE_BYTES = 512 * 1024 * 1024
+_MASK = (1 << 64) - 1
+_SEQUENCE_LOCK = threading.Lock()
+_last_sequence = 0
+
+
+class FileSumsCache:
+    """Per-file sums of Delta tables in a record store's root (``ubunye.hashing.delta_files.SumsCache``).
+
+    Args:
+        root: the record store's root: the folder records go to (``<usecase_dir>/.ubunye/lineage``, or the
+            ``records=`` / ``--records`` / ``UBUNYE_RECORDS`` location), a ``file://`` URL, or any URL fsspec
+            opens (``s3://bucket/records``).
+        storage_options: for an fsspec URL, passed to its filesystem (as for ``RecordStore``).
+
+    Raises:
+        RecordError: the URL's scheme is unknown or its filesystem is not installed.
+    """
+
+    def __init__(self, root: str | Path, storage_options: dict[str, Any] | None = None) -> None:
+        from ubunye.lineage.remote import scheme_of
+
+        text = str(root)
+        scheme = scheme_of(text)
+        self._remote: RemoteFiles | None = None
+        self._local: Path | None = None
+        if scheme is None:
+            self._local = Path(text).expanduser().resolve()
+        elif scheme == "file":
+            self._local = Path(unquote(urlsplit(text).path)).resolve()
+        else:
+            from ubunye.lineage.remote import RemoteFiles
+
+            self._remote = RemoteFiles(text, storage_options)
+
+    def _folder(self, table: str, reader: str) -> str:
+        key = hashlib.sha256(table.encode("utf-8")).hexdigest()[:32]
+        if not reader.isidentifier():  # a reader name becomes a folder name
+            raise ValueError(f"reader {reader!r} is not a plain name")
+        return f"{CACHE_DIR}/{SUMS_DIR}/{reader}/{key}"
+
+    def where(self, table: str, reader: str) -> str:
+        """The folder (or URL prefix) holding the documents of one table and reader, as printed."""
+        folder = self._folder(table, reader)
+        if self._remote is not None:
+            return self._remote.url_of(folder)
+        assert self._local is not None
+        return str(self._local / folder)
+
+    # --- reading --------------------------------------------------------------------------------------------
+
+    def load(self, table: str, reader: str) -> FileSums | None:
+        """The newest trustworthy sums kept for ``table`` (its URI, as ``hash_delta`` normalizes it) and reader.
+
+        Returns None when none are kept. A document that cannot be trusted is skipped with a logged warning when an
+        older one can be used.
+
+        Raises:
+            RecordError: documents are kept but none can be used; the message names the newest and why.
+        """
+        problems: list[str] = []
+        for name in self._names(table, reader):
+            shown = f"{self.where(table, reader)}/{name}"
+            try:
+                sums = _parse(self._read(table, reader, name), shown, table, reader)
+            except RecordError as exc:
+                problems.append(str(exc))
+                continue
+            for problem in problems:
+                log.warning("ignored (an older one is used): %s", problem)
+            return sums
+        if problems:
+            more = f" (and {len(problems) - 1} older)" if len(problems) > 1 else ""
+            raise RecordError(problems[0] + more)
+        return None
+
+    def _names(self, table: str, reader: str) -> list[str]:
+        """The documents of one table and reader, newest first (their names sort by the time they were written)."""
+        folder = self._folder(table, reader)
+        if self._remote is not None:
+            keys = self._remote.find(folder)
+            names = [k[len(folder) + 1 :] for k in keys if k.startswith(folder + "/")]
+        else:
+            assert self._local is not None
+            try:
+                names = [p.name for p in (self._local / folder).iterdir()]
+            except FileNotFoundError:
+                return []
+            except OSError as exc:
+                raise RecordError(f"{self.where(table, reader)}: cannot list cached sums: {exc}") from None
+        return sorted(
+            (n for n in names if n.endswith(_SUFFIX) and not n.startswith(".") and "/" not in n), reverse=True
+        )
+
+    def _read(self, table: str, reader: str, name: str) -> bytes:
+        rel = f"{self._folder(table, reader)}/{name}"
+        if self._remote is not None:
+            data = self._remote.read(rel, MAX_CACHE_BYTES)
+        else:
+            assert self._local is not None
+            try:
+                with open(self._local / rel, "rb") as fh:
+                    data = fh.read(MAX_CACHE_BYTES + 1)
+            except OSError as exc:
+                raise RecordError(f"{self._local / rel}: cannot read cached sums: {exc}") from None
+        if len(data) > MAX_CACHE_BYTES:
+            raise RecordError(f"{self.where(table, reader)}/{name}: more than {MAX_CACHE_BYTES // 2**20} MiB")
+        return data
+
+    # --- writing --------------------------------------------------------------------------------------------
+
+    def save(self, sums: FileSums) -> None:
+        """Keep ``sums`` as the newest document of its table and reader, then delete the older ones.
+
+        Raises:
+            RecordError: the store refused the write (the previous documents are left as they were).
+        """
+        data = _document(sums)
+        folder = self._folder(sums.table, sums.reader)
+        older = self._names(sums.table, sums.reader)
+        name = _next_name()
+        if self._remote is not None:
+            self._remote.put(f"{folder}/{name}", data)
+            for old in older:  # only once the new one is there: a reader takes the newest it can trust
+                self._remote.remove(f"{folder}/{old}")
+            return
+        assert self._local is not None
+        target = self._local / folder
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=target)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, target / name)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise RecordError(f"{target}: cannot write cached sums: {exc}") from None
+        for old in older:
+            try:
+                (target / old).unlink(missing_ok=True)
+            except OSError as exc:  # an old document left behind costs space only: the newest is read first
+                log.warning("%s: could not delete old cached sums: %s", target / old, exc)
+
+
+def _next_name() -> str:
+    """A name sorting after every earlier one of this process (nanoseconds, never repeated), and unique across
+    processes (a random tail), so two runs saving at once both keep their document."""
+    global _last_sequence
+    with _SEQUENCE_LOCK:
+        _last_sequence = max(time.time_ns(), _last_sequence + 1)
+        return f"{_last_sequence:020d}-{uuid.uuid4().hex[:12]}{_SUFFIX}"
+
+
+def _checksum(body: dict[str, Any]) -> str:
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _document(sums: FileSums) -> bytes:
+    files = [
+        [path, size, modified, dv, n, f"{s1 & _MASK:016x}", f"{s2 & _MASK:016x}"]
+        for path, ((size, modified, dv), (n, s1, s2)) in sorted(sums.files.items())
+    ]
+    body: dict[str, Any] = {
+        "format": _FORMAT,
+        "format_version": _FORMAT_VERSION,
+        "method": _METHOD,
+        "table": sums.table,
+        "table_id": sums.table_id,
+        "reader": sums.reader,
+        "schema": sums.schema,
+        "version": sums.version,
+        "files": files,
+    }
+    body["checksum"] = _checksum(body)
+    return gzip.compress(json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii"), mtime=0)
+
+
+def _gunzip(data: bytes, shown: str) -> bytes:
+    try:
+        inflate = zlib.decompressobj(wbits=31)  # gzip framing, its CRC checked at the end
+        out = inflate.decompress(data, MAX_CACHE_BYTES + 1)
+        if len(out) > MAX_CACHE_BYTES or inflate.unconsumed_tail:
+            raise RecordError(f"{shown}: more than {MAX_CACHE_BYTES // 2**20} MiB of cached sums")
+        if not inflate.eof:
+            raise RecordError(f"{shown}: corrupt cached sums (the gzip stream is cut short)")
+        return out
+    except zlib.error as exc:
+        raise RecordError(f"{shown}: corrupt cached sums (not gzip: {exc})") from None
+
+
+def _parse(data: bytes, shown: str, table: str, reader: str) -> FileSums:
+    """The sums a document holds, checked field by field; RecordError naming ``shown`` and the fault."""
+    try:
+        body = json.loads(_gunzip(data, shown).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RecordError(f"{shown}: corrupt cached sums (not JSON: {exc})") from None
+    if not isinstance(body, dict) or body.get("format") != _FORMAT:
+        raise RecordError(f"{shown}: not a document of cached Delta file sums (format {_FORMAT!r})")
+    for name, expected in (("format_version", _FORMAT_VERSION), ("method", _METHOD)):
+        if body.get(name) != expected:
+            msg = f"{shown}: cached sums of {name} {body.get(name)!r}, not {expected!r} (another ubunye version's)"
+            raise RecordError(msg)
+    for name, expected in (("table", table), ("reader", reader)):
+        if body.get(name) != expected:
+            raise RecordError(f"{shown}: cached sums of {name} {body.get(name)!r}, not {expected!r}: not this table's")
+    checksum = body.pop("checksum", None)
+    if checksum != _checksum(body):
+        raise RecordError(f"{shown}: corrupt cached sums (the checksum does not match the content)")
+    for name in ("table_id", "schema"):
+        if not isinstance(body.get(name), str):
+            raise RecordError(f"{shown}: corrupt cached sums ({name}: expected a string)")
+    version = body.get("version")
+    files = body.get("files")
+    if not isinstance(version, int) or isinstance(version, bool) or not isinstance(files, list):
+        raise RecordError(f"{shown}: corrupt cached sums (version: an integer, files: a list)")
+    entries: dict[str, tuple[tuple[int, int, str | None], tuple[int, int, int]]] = {}
+    for i, entry in enumerate(files):
+        parsed = _entry(entry)
+        if parsed is None or parsed[0] in entries:
+            raise RecordError(f"{shown}: corrupt cached sums (files[{i}] is malformed or repeated)")
+        entries[parsed[0]] = parsed[1]
+    return FileSums(table, body["table_id"], reader, body["schema"], version, entries)
+
+
+def _entry(entry: Any) -> tuple[str, tuple[tuple[int, int, str | None], tuple[int, int, int]]] | None:
+    if not isinstance(entry, list) or len(entry) != 7:
+        return None
+    path, size, modified, dv, n, s1, s2 = entry
+    counts = (size, modified, n)
+    if not isinstance(path, str) or not path or not all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
+        return None
+    if min(counts) < 0 or not (dv is None or isinstance(dv, str)):
+        return None
+    if not all(isinstance(s, str) and len(s) == 16 and all(c in "0123456789abcdef" for c in s) for s in (s1, s2)):
+        return None
+    return path, ((size, modified, dv), (n, int(s1, 16), int(s2, 16)))
+
+
+__all__ = ["FileSumsCache"]

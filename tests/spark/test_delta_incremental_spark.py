@@ -1,0 +1,190 @@
+"""Incremental rows-v1 of Delta tables on Spark (delta-spark): always the hash of ``spark.read.format("delta")``.
+
+Random sequences of appends, deletes (with and without deletion vectors), updates, overwrites, OPTIMIZE, VACUUM
+and schema-merging appends, on plain and partitioned tables, are checked after every step with the JVM function
+and with the twin on the executors. Few examples: every step is a Spark job or two.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ubunye.hashing.delta_hash import hash_delta
+from ubunye.hashing.spark import hash_spark
+from ubunye.lineage.file_sums import FileSumsCache
+
+pytestmark = pytest.mark.spark
+
+ENGINES = ["jvm", "arrow"]
+COLUMNS = "id bigint, name string, day string, k int"
+
+
+def _full(spark, path, engine):
+    return hash_spark(spark.read.format("delta").load(path), engine=engine)
+
+
+def _rows(spark, start, count, extra=False):
+    rows = [
+        (
+            i,
+            None if i % 4 == 0 else f"n{i}é",
+            None if i % 5 == 0 else f"d{i % 3} a/b%",
+            i % 2,
+            *([i / 3] if extra else []),
+        )
+        for i in range(start, start + count)
+    ]
+    return spark.createDataFrame(rows, COLUMNS + (", score double" if extra else ""))
+
+
+def _create(spark, path, partitioned, dvs, count=6):
+    writer = _rows(spark, 0, count).repartition(2).write.format("delta")
+    (writer.partitionBy("day", "k") if partitioned else writer).save(path)
+    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = '{str(dvs).lower()}')")
+
+
+def _apply(spark, path, op, arg, counter):
+    table = f"delta.`{path}`"
+    if op in ("append", "merge", "overwrite"):
+        start, counter[0] = counter[0], counter[0] + arg + 1
+        extra = op == "merge" or "score" in spark.read.format("delta").load(path).columns
+        writer = _rows(spark, start, arg + 1, extra).write.format("delta")
+        if op == "merge":
+            writer = writer.option("mergeSchema", "true")
+        writer.mode("overwrite" if op == "overwrite" else "append").save(path)
+    elif op == "delete":
+        spark.sql(f"DELETE FROM {table} WHERE id % 4 = {arg % 4}")
+    elif op == "update":
+        spark.sql(f"UPDATE {table} SET name = 'upd' WHERE id % 3 = {arg % 3}")
+    elif op == "optimize":
+        spark.sql(f"OPTIMIZE {table}")
+    elif op == "vacuum":
+        spark.sql(f"VACUUM {table} RETAIN 0 HOURS")
+
+
+STEPS = st.lists(
+    st.tuples(st.sampled_from(["append", "delete", "update", "overwrite", "optimize", "vacuum", "merge"]),
+              st.integers(0, 5)),
+    min_size=2,
+    max_size=4,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_incremental_equals_full_after_every_step(spark, conf, tmp_path_factory, engine):
+    conf("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+
+    @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(steps=STEPS, partitioned=st.booleans(), dvs=st.booleans())
+    def run(steps, partitioned, dvs):
+        path = str(tmp_path_factory.mktemp("table") / "t w")
+        cache = FileSumsCache(tmp_path_factory.mktemp("records"))
+        _create(spark, path, partitioned, dvs)
+        counter = [6]
+        assert hash_delta(path, cache=cache, spark=spark, engine=engine).hash == _full(spark, path, engine)
+        for op, arg in steps:
+            _apply(spark, path, op, arg, counter)
+            got = hash_delta(path, cache=cache, spark=spark, engine=engine)
+            assert got.hash == _full(spark, path, engine), (op, arg)
+            assert got.hash.engine == engine
+            assert (got.hash_mode == "incremental") == (got.files_reused > 0) == (got.reason is None)
+
+    run()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_append_reads_only_the_new_file(spark, tmp_path, engine):
+    path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
+    _create(spark, path, partitioned=True, dvs=False, count=20)
+    first = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    assert (first.hash_mode, first.reason) == ("full", "no sums of this table are cached yet")
+    _rows(spark, 100, 1).write.format("delta").mode("append").save(path)  # one row: one file, partition values rebuilt
+    got = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    assert got.hash == _full(spark, path, engine)
+    assert (got.hash_mode, got.reason, got.files_read, got.files_reused) == ("incremental", None, 1, first.files)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_deletion_vectors_of_an_unpartitioned_table_read_it_whole_and_say_why(spark, tmp_path, engine):
+    path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
+    _create(spark, path, partitioned=False, dvs=True, count=40)
+    hash_delta(path, cache=cache, spark=spark, engine=engine)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 3")
+    log = spark.read.json(f"{path}/_delta_log/00000000000000000002.json").where("add is not null")
+    assert log.where("add.deletionVector is not null").count() == 1  # the delete did write a deletion vector
+    got = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    assert got.hash == _full(spark, path, engine)
+    assert got.hash_mode == "full"
+    assert got.reason == (
+        "1 file(s) to read have deletion vectors, which Spark's Delta reader applies only reading the whole "
+        "table (it is not partitioned)"
+    )
+    _rows(spark, 100, 1).write.format("delta").mode("append").save(path)
+    after = hash_delta(path, cache=cache, spark=spark, engine=engine)  # the file with its vector was cached
+    assert after.hash == _full(spark, path, engine)
+    assert (after.hash_mode, after.files_read) == ("incremental", 1)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_deletion_vectors_of_a_partitioned_table_read_their_partitions_only(spark, tmp_path, engine):
+    path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
+    _create(spark, path, partitioned=True, dvs=True, count=60)
+    first = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 7")  # day 'd1 a/b%', k 1: one partition
+    got = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    assert got.hash == _full(spark, path, engine)
+    assert got.hash_mode == "incremental" and 0 < got.files_read < first.files
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 13")  # the same file's vector grows: its identity changes
+    again = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    assert again.hash == _full(spark, path, engine) and again.hash_mode == "incremental"
+
+
+def test_a_schema_merge_hashes_in_full_and_says_so(spark, tmp_path):
+    path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
+    _create(spark, path, partitioned=False, dvs=False)
+    hash_delta(path, cache=cache, spark=spark)
+    _rows(spark, 50, 2, extra=True).write.format("delta").mode("append").option("mergeSchema", "true").save(path)
+    got = hash_delta(path, cache=cache, spark=spark)
+    assert got.hash == _full(spark, path, None)
+    assert got.hash_mode == "full" and got.reason.startswith("the table's schema changed since its sums were cached")
+    _rows(spark, 60, 1, extra=True).write.format("delta").mode("append").save(path)
+    after = hash_delta(path, cache=cache, spark=spark)  # old files, without the new column, read alone: nulls
+    assert after.hash == _full(spark, path, None)
+    assert (after.hash_mode, after.files_read) == ("incremental", 1)
+
+
+def test_column_mapping_reads_the_whole_table_and_says_why(spark, tmp_path):
+    path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
+    _create(spark, path, partitioned=False, dvs=False)
+    spark.sql(
+        f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', "
+        "'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')"
+    )
+    spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN name TO label")
+    hash_delta(path, cache=cache, spark=spark)
+    _rows(spark, 50, 1).withColumnRenamed("name", "label").write.format("delta").mode("append").save(path)
+    got = hash_delta(path, cache=cache, spark=spark)
+    assert got.hash == _full(spark, path, None)
+    assert (got.hash_mode, got.reason) == (
+        "full",
+        "column mapping (delta.columnMapping.mode=name): Spark's Delta reader reads the whole table",
+    )
+
+
+def test_a_corrupt_cache_is_a_full_hash_with_a_warning(spark, tmp_path, caplog):
+    from pathlib import Path
+
+    path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
+    _create(spark, path, partitioned=False, dvs=False)
+    hash_delta(path, cache=cache, spark=spark)
+    [doc] = Path(cache.where(str(Path(path).resolve()), "spark")).glob("*.json.gz")
+    doc.write_bytes(b"\x1f\x8b junk")
+    with caplog.at_level(logging.WARNING, logger="ubunye"):
+        got = hash_delta(path, cache=cache, spark=spark)
+    assert got.hash == _full(spark, path, None)
+    assert got.hash_mode == "full" and "corrupt cached sums" in got.reason
+    assert any("cached file sums ignored" in r.getMessage() for r in caplog.records)
