@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ubunye import expectations as expect
 from ubunye.config import IOConfig, TaskConfig, load_config
@@ -35,6 +35,10 @@ from ubunye.lineage.store import RecordStore, RecordURL
 from ubunye.monitors import accepted_kwargs, build_monitors, call_monitor, is_essential, monitor_name
 from ubunye.paths import check_outputs, check_schemes, check_task_dir, check_template_vars, task_folder
 from ubunye.task import load_task_class
+
+if TYPE_CHECKING:
+    from ubunye.hashing import FrameHash
+    from ubunye.hashing.delta_files import SumsCache
 
 log = logging.getLogger("ubunye")
 
@@ -93,13 +97,28 @@ def _dataset(
     )
 
 
-def _hash_into(record: DatasetRecord, frame: Any, engine: Engine[Any], io: IOConfig, where: str) -> None:
+@dataclass(frozen=True)
+class _Table:
+    """A Delta input as read: its base folder, the version read, and the run's cache of per-file sums."""
+
+    base_dir: Path
+    version: int | None
+    cache: SumsCache
+
+
+def _hash_into(
+    record: DatasetRecord, frame: Any, engine: Engine[Any], io: IOConfig, where: str, table: _Table | None = None
+) -> None:
     """The rows-v1 hash into ``record``, with the profile (docs/rows-v1.md section 12) in the same pass unless
     the dataset turns it off. A key naming no column of the frame fails the run (a ConfigError naming ``where``,
     the dataset's config key) before any output is written; a profile that cannot be computed otherwise leaves
-    the data hash to the plain hash and says why in profile_error."""
+    the data hash to the plain hash and says why in profile_error. An input read from ``table`` is hashed from
+    the per-file sums cached for it where the engine can (``Engine.hash_delta``; the same hash)."""
     profiled, h = None, None
+    delta = table is not None and hasattr(engine, "hash_delta") and io.format == "delta" and io.path is not None
     if io.profile and hasattr(engine, "profile"):
+        if delta:  # profiles are made in one pass over every row: there are no per-file profiles (yet)
+            record.hash_mode, record.hash_reason = "full", "the profile reads every row (profile: false skips it)"
         from ubunye.hashing.profile import ProfileOptionError
 
         try:
@@ -109,6 +128,9 @@ def _hash_into(record: DatasetRecord, frame: Any, engine: Engine[Any], io: IOCon
             raise ConfigError(f"{where}: {exc}") from None
         except Exception as exc:
             record.profile_error = f"{type(exc).__name__}: {exc}"
+    elif delta:
+        assert table is not None
+        h = _hash_table(record, engine, io, table)
     try:
         h = h or engine.hash(frame)
     except Exception as exc:  # honest failure: no data hash, and why; never the schema hash instead
@@ -119,6 +141,33 @@ def _hash_into(record: DatasetRecord, frame: Any, engine: Engine[Any], io: IOCon
     if profiled is not None:
         for name, value in profile_fields(profiled).items():
             setattr(record, name, value)
+
+
+def _hash_table(record: DatasetRecord, engine: Engine[Any], io: IOConfig, table: _Table) -> FrameHash | None:
+    """The Delta input's hash through the engine's ``hash_delta``, its mode and reason into ``record``; None
+    (the frame is then hashed whole, and the record says why) when the engine cannot hash the table so."""
+    try:
+        got = engine.hash_delta(io, table.base_dir, version=table.version, cache=table.cache)
+    except Exception as exc:  # e.g. deltalake cannot open a dbfs: path Spark reads: the frame read is hashed whole
+        reason = f"{type(exc).__name__}: {exc}"
+        log.info("input %r: hashed in full, not from per-file sums: %s", io.name, reason)
+        record.hash_mode, record.hash_reason = "full", reason
+        return None
+    if got is None:
+        return None
+    record.hash_mode, record.hash_reason = got.hash_mode, got.reason
+    return got.hash
+
+
+def _sums_cache(options: RunOptions) -> SumsCache | None:
+    """The record store's cache of per-file Delta sums, or None (no store; one that cannot be opened)."""
+    if options.store is None:
+        return None
+    try:
+        return options.store.file_sums()
+    except Exception as exc:  # the hashes are the same without it; only slower
+        log.warning("no cache of Delta file sums in %s: %s: %s", options.store.root, type(exc).__name__, exc)
+        return None
 
 
 def _pinned(engine: Engine[Any], io: IOConfig, base_dir: Path) -> tuple[IOConfig, int | None]:
@@ -187,7 +236,7 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
     with ExitStack() as locks:
         try:
             with guard.running():
-                sources = _read(ctx, run, hash_inputs)
+                sources = _read(ctx, run, hash_inputs, _sums_cache(options) if hash_inputs else None)
                 _check(run, cfg, sources, "inputs", engine)
                 with run.step("transform", ctx.task):
                     produced = _transform(ctx, sources)
@@ -269,7 +318,7 @@ def _write(
     engine.write(frame, io, base_dir)
 
 
-def _read(ctx: RunContext, run: _Run, hash_inputs: bool) -> dict[str, Any]:
+def _read(ctx: RunContext, run: _Run, hash_inputs: bool, cache: SumsCache | None) -> dict[str, Any]:
     sources: dict[str, Any] = {}
     for name, io in ctx.config.inputs.items():
         with run.step("read", name):
@@ -279,8 +328,10 @@ def _read(ctx: RunContext, run: _Run, hash_inputs: bool) -> dict[str, Any]:
         record.version = version if version is not None else io.version
         run.inputs.append(record)
         if hash_inputs:
+            table = None if cache is None or version is None else _Table(ctx.usecase_dir, version, cache)
             with run.step("hash", f"inputs.{name}"):
-                _hash_into(record, sources[name], ctx.engine, io, f"{ctx.config.path}: CONFIG.inputs.{name}.key")
+                where = f"{ctx.config.path}: CONFIG.inputs.{name}.key"
+                _hash_into(record, sources[name], ctx.engine, pinned, where, table)
     return sources
 
 

@@ -70,7 +70,7 @@ STEPS = st.lists(
     st.tuples(st.sampled_from(["append", "delete", "update", "overwrite", "optimize", "vacuum", "merge"]),
               st.integers(0, 5)),
     min_size=2,
-    max_size=4,
+    max_size=3,
 )  # fmt: skip
 
 

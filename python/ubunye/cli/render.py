@@ -150,13 +150,18 @@ def _datasets(record: RunRecord) -> list[tuple[str, DatasetRecord]]:
     return [("input", d) for d in record.inputs] + [("output", d) for d in record.outputs]
 
 
+#: Dataset fields ``trace`` leaves out when empty (most datasets have none).
+_SHOWN_WHEN_SET = ("key", "profile_error", "hash_mode", "hash_reason")
+
+
 def _dataset_details(out: Console, record: RunRecord) -> None:
     for side, d in _datasets(record):
         out.print(line((f"{side} ", "bold"), dash(d.name, "bold")))
-        for key in ("data_hash", "hash_method", "hash_error", "row_count", "schema_hash", "schema", "format",
-                    "location", "mode", "version", "timestamp", "written", "key", "profile_error"):  # fmt: skip
+        for key in ("data_hash", "hash_method", "hash_error", "hash_mode", "hash_reason", "row_count", "schema_hash",
+                    "schema", "format", "location", "mode", "version", "timestamp", "written", "key",
+                    "profile_error"):  # fmt: skip
             value = getattr(d, key)
-            if key in ("key", "profile_error") and value is None:
+            if key in _SHOWN_WHEN_SET and value is None:
                 continue
             out.print(line(f"  {key:<12} ", dash(", ".join(value) if key == "key" else value)), soft_wrap=True)
         if d.buckets is not None:

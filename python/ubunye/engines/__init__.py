@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
     from ubunye.config import IOConfig
     from ubunye.hashing import FrameHash, FrameProfile
+    from ubunye.hashing.delta_files import SumsCache
+    from ubunye.hashing.delta_hash import DeltaHash
 
 #: An engine's native frame: pandas.DataFrame (pandas), polars.DataFrame (polars), pyspark.sql.DataFrame (spark).
 FrameT = TypeVar("FrameT")
@@ -74,6 +76,12 @@ class Engine(Protocol[FrameT]):
     def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
         """The Delta version a read of ``io`` sees now (io.version / timestamp resolved, else the latest), or
         None when ``io`` is not a Delta path. The runner reads inputs at this version and records it."""
+
+    def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
+        """rows-v1 of the Delta path input ``io`` at ``version``, from the per-file sums in ``cache`` where they
+        hold, reading only the other files (``ubunye.hashing.delta_hash``): the hash of the frame :meth:`read`
+        returns, always. None when ``io`` is not a Delta path; an exception when this engine cannot hash it so
+        (the runner then hashes the frame whole and records why)."""
 
     def native(self, frame: object) -> FrameT:
         """Turn what a transform returned (native or narwhals) into a native frame, or raise EngineError."""

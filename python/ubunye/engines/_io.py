@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ubunye.config import IOConfig
+    from ubunye.hashing.delta_files import SumsCache
+    from ubunye.hashing.delta_hash import DeltaHash
 
 #: The native frame of an in-process engine (pandas.DataFrame, polars.DataFrame).
 FrameT = TypeVar("FrameT")
@@ -134,6 +136,15 @@ class LocalEngine(ABC, Generic[FrameT]):
 
     def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
         return dataset_version(io, base_dir)
+
+    def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
+        """The Delta input's hash as deltalake's ``to_pyarrow_table()`` reads it (the pandas engine's read)."""
+        if io.format != "delta" or io.path is None:
+            return None
+        from ubunye.hashing.delta_hash import hash_delta
+
+        path = self._input_path(io, base_dir)
+        return hash_delta(path, cache=cache, version=version, storage_options=io.storage_options or None)
 
     def hold(self, frame: FrameT) -> FrameT:
         return frame

@@ -31,6 +31,9 @@ from ubunye.exceptions import EngineError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ubunye.hashing.delta_files import SumsCache
+    from ubunye.hashing.delta_hash import DeltaHash
+
 
 class PolarsEngine(LocalEngine[pl.DataFrame]):
     """Runs tasks in this process on polars DataFrames (eager; a LazyFrame a transform returns is collected).
@@ -86,6 +89,12 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         if io.format == "csv":
             return pl.scan_csv(source, separator=separator(io), storage_options=storage, glob=glob).collect()
         return pl.scan_ndjson(source, storage_options=storage).collect()
+
+    def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
+        """Never: polars reads Delta with its own reader, whose frame is hashed whole."""
+        if io.format != "delta" or io.path is None:
+            return None
+        raise EngineError("the polars engine reads Delta tables with polars and hashes what it read whole")
 
     def _arrow(self, frame: pl.DataFrame, *, rows: bool) -> pa.Table:
         return frame.to_arrow() if rows else frame.head(0).to_arrow()  # polars writes part files itself

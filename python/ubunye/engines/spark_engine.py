@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
+    from ubunye.hashing.delta_files import SumsCache
+    from ubunye.hashing.delta_hash import DeltaHash
+
 log = logging.getLogger("ubunye")
 
 #: The delta-spark jars' version. pip's delta-spark 4.4.1 asks for 4.4.1 jars, which Maven Central does not
@@ -349,6 +352,17 @@ class SparkEngine:
             msg = f"input {io.name!r}: Delta table at {where} has no version at or before {io.timestamp}"
             raise EngineError(msg)
         return int(found)
+
+    def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
+        """The Delta path input's hash as ``spark.read.format("delta")`` reads it, its log read by deltalake
+        (which cannot open every location Spark can, e.g. ``dbfs:``: it then raises)."""
+        if io.format != "delta" or io.table is not None:
+            return None
+        from ubunye.hashing.delta_hash import hash_delta
+
+        where = location(io, base_dir)
+        storage = io.storage_options or None
+        return hash_delta(where, cache=cache, version=version, spark=self.spark, storage_options=storage)
 
     def native(self, frame: object) -> DataFrame:
         frame = unwrap(frame)

@@ -146,8 +146,8 @@ def hash_delta(
     """rows-v1 of the Delta table at ``table_uri`` (at ``version``, else the latest), reading only the files whose
     sums ``cache`` does not hold, and refilling it.
 
-    Without ``spark`` the table is read as deltalake's ``to_pyarrow_table()`` reads it (the pandas and polars
-    engines); with a SparkSession, as ``spark.read.format("delta")`` reads it, ``engine`` choosing the JVM function
+    Without ``spark`` the table is read as deltalake's ``to_pyarrow_table()`` reads it (the pandas engine's
+    read); with a SparkSession, as ``spark.read.format("delta")`` reads it, ``engine`` choosing the JVM function
     or the twin on the executors as in ``hash_spark`` (None: the JVM when the session can run it). The log is read
     with deltalake in both cases (``storage_options`` are its own). A cache that cannot be read or written is
     logged and costs a full read, never the hash.

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import importlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -15,13 +17,19 @@ HASH_METHOD = "rows-v1"
 ENGINES = ("arrow", "jvm")
 _MASK = (1 << 64) - 1
 
-try:  # CPython's own SHA-256: the least cost per call, in software (Python 3.12+; 3.11 names it _sha256)
-    from _sha2 import sha256 as _BUILTIN_SHA256  # type: ignore[import-not-found]
-except ImportError:
-    try:
-        from _sha256 import sha256 as _BUILTIN_SHA256  # type: ignore[import-not-found,no-redef]
-    except ImportError:  # a build without them (FIPS): OpenSSL's
-        _BUILTIN_SHA256 = hashlib.sha256
+
+def _builtin_sha256() -> Callable[[bytes], Any]:
+    """CPython's own SHA-256, in software, the least cost per call (module _sha2 from Python 3.12, _sha256
+    before); OpenSSL's in a build without it (FIPS)."""
+    for module in ("_sha2", "_sha256"):
+        try:
+            return cast(Callable[[bytes], Any], importlib.import_module(module).sha256)
+        except ImportError:
+            continue
+    return hashlib.sha256
+
+
+_BUILTIN_SHA256 = _builtin_sha256()
 # Lines up to 55 bytes are one SHA-256 block with their padding. There CPython's own SHA-256 costs least (~340 ns
 # a line, measured on Python 3.11 to 3.13); past one block OpenSSL's, which uses the CPU's SHA instructions where
 # it has them, costs less (~500 ns a line of 150 bytes against ~870 ns), so a longer average line goes there.
@@ -106,7 +114,7 @@ def line_words(lines: pa.Array) -> np.ndarray:
     size = pc.sum(pc.binary_length(data)).as_py() or 0
     sha = _BUILTIN_SHA256 if size <= _ONE_BLOCK * n else hashlib.sha256
     digest = type(sha(b"")).digest
-    # map over C callables: no Python frame per line, which is most of what a per-line loop costs beyond SHA-256
+    # map over C callables: no bytecode runs per line
     digests = b"".join(map(digest, map(sha, data.to_pylist())))
     return np.frombuffer(digests, dtype=">u8").reshape(n, 4).astype(np.uint64)
 

@@ -197,7 +197,7 @@ class Buckets:
             [(1, 18446744073709551615, 0)]
         """
         numbers = np.array([[int(v) & _MASK for v in row] for row in rows], dtype=np.uint64).reshape(-1, 3)
-        return cls(len(numbers), key, numbers.astype(">u8").tobytes())
+        return cls(len(numbers), _key_tuple(key), numbers.astype(">u8").tobytes())
 
     def _numbers(self) -> np.ndarray:
         return np.frombuffer(self.packed, dtype=">u8").reshape(self.n, 3)
@@ -344,8 +344,10 @@ class ProfileSums:
         numbers = np.zeros((n_buckets, 3), dtype=np.uint64)
         numbers[used[:, 0].astype(np.intp)] = used[:, 1:]
         key = None if header["key"] is None else tuple(header["key"])
-        sums = tuple(tuple(head[3 + 4 * i : 7 + 4 * i]) for i in range(k))
-        return cls(header["schema"], columns, key, n_buckets, *head[:3], sums, numbers.astype(">u8").tobytes())  # type: ignore[arg-type]
+        sums = _quads(head[3:])
+        return cls(
+            header["schema"], columns, key, n_buckets, head[0], head[1], head[2], sums, numbers.astype(">u8").tobytes()
+        )
 
 
 def _bucket_array(sums: ProfileSums) -> np.ndarray:
@@ -394,16 +396,13 @@ def _sums(
     buckets: np.ndarray,
 ) -> ProfileSums:
     values = [int(v) for v in head]
-    column_sums = tuple(tuple(values[3 + 4 * i : 7 + 4 * i]) for i in range(len(columns)))
-    return ProfileSums(
-        schema,
-        columns,
-        key,
-        len(buckets),
-        *values[:3],
-        column_sums,
-        buckets.astype(">u8").tobytes(),  # type: ignore[arg-type]
-    )
+    packed = buckets.astype(">u8").tobytes()
+    return ProfileSums(schema, columns, key, len(buckets), values[0], values[1], values[2], _quads(values[3:]), packed)
+
+
+def _quads(values: list[int]) -> tuple[tuple[int, int, int, int], ...]:
+    """``(nulls, nans, sum1, sum2)`` per column from the flat list of them."""
+    return tuple((values[i], values[i + 1], values[i + 2], values[i + 3]) for i in range(0, len(values), 4))
 
 
 # --- options ---------------------------------------------------------------------------------------------------
@@ -496,10 +495,10 @@ def _few_distinct(texts: pa.Array) -> bool:
     if n < 64:
         return False
     if n <= _SAMPLE:
-        return pc.count_distinct(texts, mode="all").as_py() < _FEW * n
+        return bool(pc.count_distinct(texts, mode="all").as_py() < _FEW * n)
     sample = texts.take(pa.array(np.linspace(0, n - 1, _SAMPLE).astype(np.int64)))
     limit = _FEW * n * -math.expm1(-_SAMPLE / (_FEW * n))
-    return pc.count_distinct(sample, mode="all").as_py() < limit
+    return bool(pc.count_distinct(sample, mode="all").as_py() < limit)
 
 
 def _distinct(texts: pa.Array) -> tuple[pa.Array, np.ndarray] | None:
@@ -516,7 +515,7 @@ def _row_words(texts: pa.Array) -> np.ndarray:
     if found is None:
         return line_words(texts)
     uniques, index = found
-    return line_words(uniques)[index]
+    return line_words(uniques).take(index, axis=0)
 
 
 class _Column:

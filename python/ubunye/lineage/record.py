@@ -85,7 +85,9 @@ class DatasetRecord:
     hashing was switched off for inputs, ``hash_inputs=False``, and then ``row_count`` is None too).
     ``columns``, ``buckets`` and ``key`` are its profile (docs/rows-v1.md section 12; None when off, or in records
     written before it; ``profile_error`` says why one is missing). ``version`` is the Delta table version read
-    (inputs) or written (outputs).
+    (inputs) or written (outputs). ``hash_mode`` says how a Delta input's hash was made: ``incremental`` (from
+    per-file sums cached in the record store, reading only the files not cached) or ``full`` (``hash_reason``
+    says why); None for other datasets and in records written before it. It never changes the hash.
     """
 
     name: str
@@ -106,6 +108,8 @@ class DatasetRecord:
     key: list[str] | None = None
     profile_method: str | None = None
     profile_error: str | None = None
+    hash_mode: str | None = field(default=None, metadata={"choices": ("incremental", "full")})
+    hash_reason: str | None = None
 
 
 @dataclass
@@ -413,8 +417,12 @@ def _load(cls: type[_D], data: dict[str, object], where: str, path: str | None) 
     return cls(**kwargs)
 
 
-def _bounds(value: object, bounds: Mapping[str, int], at: str, path: str | None) -> None:
-    """The bounds of a field's metadata (``_TIME`` on text, ``min``/``max`` on numbers) on its checked value."""
+def _bounds(value: object, bounds: Mapping[str, Any], at: str, path: str | None) -> None:
+    """The bounds of a field's metadata (``_TIME`` or ``choices`` on text, ``min``/``max`` on numbers) on its
+    checked value."""
+    choices = bounds.get("choices")
+    if isinstance(value, str) and choices is not None and value not in choices:
+        raise MalformedRecord(f"expected one of {', '.join(choices)}, got {_quote(value)}", path, at)
     if isinstance(value, str) and bounds.get("time"):
         # `list` sorts by these and compare reports them: a hand-edited "yesterday" must not pass as a time.
         try:

@@ -66,6 +66,7 @@ from ubunye.exceptions import RecordError
 from ubunye.lineage.record import MalformedRecord, RunRecord, printable, unsafe_name
 
 if TYPE_CHECKING:
+    from ubunye.lineage.file_sums import FileSumsCache
     from ubunye.lineage.remote import RemoteFiles
 
 LINEAGE_DIR = Path(".ubunye") / "lineage"
@@ -186,6 +187,7 @@ class RecordStore:
         from ubunye.lineage.remote import RemoteFiles
 
         self._remote = RemoteFiles(str(records), storage_options)
+        self._storage_options = storage_options
         self.root = self._remote.shown
 
     @contextlib.contextmanager
@@ -211,6 +213,15 @@ class RecordStore:
     def remote(self) -> bool:
         """True for an object store: every record read is a request, so readers load only what they show."""
         return self._remote is not None
+
+    def file_sums(self) -> FileSumsCache:
+        """The cache of per-file Delta sums kept in this store (:mod:`ubunye.lineage.file_sums`), at its real root
+        (``root`` of an object store is the URL as shown, credentials masked)."""
+        from ubunye.lineage.file_sums import FileSumsCache
+
+        if self._remote is not None:
+            return FileSumsCache(self._remote.url, self._storage_options)
+        return FileSumsCache(self.root)
 
     def check(self) -> None:
         """Fail now, before a run writes anything, if the store cannot be reached (object stores; a local folder

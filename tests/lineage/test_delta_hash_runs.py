@@ -1,0 +1,157 @@
+"""Runs hash a Delta input from the per-file sums kept in the record store: ``hash_mode`` and ``hash_reason`` in
+the record, the hash always the table's full hash."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from typer.testing import CliRunner
+
+from tests.lineage.usecase import last, records, write_task
+from ubunye.cli.main import app
+from ubunye.hashing import hash_frame
+from ubunye.lineage import RecordStore
+from ubunye.lineage.compare import compare_datasets
+from ubunye.runner import run_task
+
+SUMS = ".ubunye/lineage/.cache/delta-file-sums"
+
+
+def _task(uc: Path, *, profile: bool = False, out_format: str = "parquet", mode: str = "overwrite") -> Path:
+    config = {
+        "ENGINE": {"backend": "pandas"},
+        "CONFIG": {
+            "inputs": {"events": {"format": "delta", "path": "data/events", "profile": profile}},
+            "outputs": {"total": {"format": out_format, "path": "data/total", "mode": mode, "profile": False}},
+            "transform": {"type": "sql", "query": "SELECT CAST(COUNT(*) AS BIGINT) AS n, MAX(id) AS top FROM events"},
+            "monitors": ["lineage"],
+        },
+    }
+    return write_task(uc, "count", config)
+
+
+def _append(uc: Path, start: int, count: int = 3) -> None:
+    ids = list(range(start, start + count))
+    rows = pa.table({"id": ids, "name": [None if i % 2 else f"n{i}" for i in ids]})
+    write_deltalake(str(uc / "data/events"), rows, mode="append")
+
+
+def _full(uc: Path):
+    return hash_frame(DeltaTable(str(uc / "data/events")).to_pyarrow_table())
+
+
+@pytest.fixture
+def uc(tmp_path):
+    usecase_dir = tmp_path / "uc"
+    for start in (0, 10):
+        _append(usecase_dir, start)
+    return usecase_dir
+
+
+def test_second_run_hashes_a_delta_input_incrementally(uc):
+    task = _task(uc)
+    run_task(task)
+    first = last(uc, "count").inputs[0]
+    assert (first.hash_mode, first.hash_reason) == ("full", "no sums of this table are cached yet")
+    assert first.data_hash == _full(uc).data_hash
+    cached = sorted((uc / SUMS / "deltalake").glob("*/*.json.gz"))
+    assert len(cached) == 1  # in the record store, beside the records
+    _append(uc, 20)
+    run_task(task)
+    a, b = records(uc, "count")  # the store still lists exactly the two runs
+    second, full = b.inputs[0], _full(uc)
+    assert (second.hash_mode, second.hash_reason) == ("incremental", None)
+    assert (second.row_count, second.data_hash, second.schema_hash) == (9, full.data_hash, full.schema_hash)
+    assert second.version == DeltaTable(str(uc / "data/events")).version() == 2
+    assert b.outputs[0].hash_mode is None  # an output is hashed from the frame, before its commit
+    # A change of hash mode alone is no data change.
+    assert compare_datasets("inputs", second, dataclasses.replace(second, hash_mode="full")).data == "unchanged"
+    where = ["-d", str(uc), "-u", "shop", "-p", "daily", "-t", "count"]
+    full_shown = [["hash_mode", "full"], ["hash_reason", "no sums of this table are cached yet"]]
+    for run, expected in ((a, full_shown), (b, [["hash_mode", "incremental"]])):  # an empty reason is not shown
+        shown = CliRunner().invoke(app, ["lineage", "trace", run.run_id, *where])
+        assert shown.exit_code == 0, shown.output
+        lines = [x.split(None, 1) for x in shown.output.splitlines() if x.startswith("  hash_")]
+        assert [x for x in lines if x[0] in ("hash_mode", "hash_reason")] == expected
+
+
+def test_a_corrupt_cache_costs_a_full_hash_never_a_wrong_one(uc):
+    task = _task(uc)
+    run_task(task)
+    (cached,) = (uc / SUMS / "deltalake").glob("*/*.json.gz")
+    cached.write_bytes(b"not gzip")
+    _append(uc, 20)
+    run_task(task)
+    got = last(uc, "count").inputs[0]
+    assert got.hash_mode == "full" and got.hash_reason is not None
+    assert got.hash_reason.startswith(f"cached sums ignored: {cached}: corrupt cached sums (not gzip")
+    assert got.data_hash == _full(uc).data_hash
+    run_task(task)  # the full read refilled the cache
+    assert last(uc, "count").inputs[0].hash_mode == "incremental"
+
+
+@pytest.mark.parametrize(
+    ("engine", "profile", "reason"),
+    [
+        ("pandas", True, "the profile reads every row (profile: false skips it)"),
+        (
+            "polars",
+            False,
+            "EngineError: the polars engine reads Delta tables with polars and hashes what it read whole",
+        ),
+    ],
+)
+def test_profiles_and_polars_hash_delta_inputs_whole(uc, engine, profile, reason):
+    task = _task(uc, profile=profile)
+    for _ in range(2):
+        run_task(task, engine=engine)
+    got = last(uc, "count").inputs[0]
+    assert (got.hash_mode, got.hash_reason, got.data_hash) == ("full", reason, _full(uc).data_hash)
+
+
+def test_inputs_not_hashed_or_not_delta_have_no_hash_mode(uc):
+    task = _task(uc, out_format="delta")
+    run_task(task)
+    (out,) = last(uc, "count").outputs
+    assert (out.hash_mode, out.hash_reason) == (None, None)
+    from ubunye.context import RunOptions
+
+    run_task(task, options=RunOptions.resolve(lineage=True, hash_inputs=False))
+    got = last(uc, "count").inputs[0]
+    assert (got.data_hash, got.hash_mode) == (None, None)
+
+
+def test_spark_run_hashes_a_delta_input_incrementally(spark, tmp_path):
+    from ubunye.hashing.spark import hash_spark
+
+    uc = tmp_path / "uc"
+    path = str(uc / "data/events")
+    spark.range(0, 6, numPartitions=2).selectExpr("id", "CAST(id AS STRING) AS name").write.format("delta").save(path)
+    task = _task(uc, out_format="delta", mode="append")
+    run_task(task, engine="spark", spark=spark)
+    spark.range(6, 8).selectExpr("id", "CAST(NULL AS STRING) AS name").write.format("delta").mode("append").save(path)
+    run_task(task, engine="spark", spark=spark)
+    got, full = last(uc, "count").inputs[0], hash_spark(spark.read.format("delta").load(path))
+    assert (got.hash_mode, got.hash_reason) == ("incremental", None)
+    assert (got.row_count, got.data_hash, got.schema_hash) == (8, full.data_hash, full.schema_hash)
+    assert (uc / SUMS / "spark").is_dir()
+
+
+def test_the_cache_of_an_object_store_is_in_that_store(uc):
+    import fsspec
+
+    bucket = f"delta-sums-{uuid.uuid4().hex}"
+    fsspec.filesystem("memory").mkdir(bucket)  # a bucket that exists, as the store checks before a run
+    task, store = _task(uc), f"memory://{bucket}/records"
+    run_task(task, records=store)
+    _append(uc, 20)
+    run_task(task, records=store)
+    got = RecordStore(records=store).records("shop", "daily", "count")[-1].inputs[0]
+    assert (got.hash_mode, got.data_hash) == ("incremental", _full(uc).data_hash)
+    assert fsspec.filesystem("memory").glob(f"{bucket}/records/.cache/delta-file-sums/deltalake/*/*.json.gz")
+    assert not (uc / SUMS).exists()
