@@ -1,5 +1,5 @@
 """`make bench`, Delta section: the incremental hash of a 200-file Delta table after one file is appended, against
-the full hash of it, on both engines (never asserted in tests; the issue's bar is 20x).
+the full hash of it, on both engines (never asserted in tests; the bar: at least 20x faster than a full hash).
 
 Each round appends one file (not timed), then times the full hash (the table read whole and hashed, as the
 engines do without a cache) and ``hash_delta`` with the cache filled by the previous round (it reads the log and

@@ -4,7 +4,7 @@ Twin section: a generated 1,000,000-row table of 8 mixed columns; rows/s of hash
 loop (json.dumps(sort_keys=True) + sha256), of the SHA-256 floor (hashlib over the twin's lines, built
 beforehand) and of profile_frame (profile-v1: rows-v1 + column fingerprints + 256 buckets). Spark section:
 2,000,000 cached rows x 8 columns, local[2], the median of several runs of each, ubunye_profile_v1 among them.
-Each section ends with issue 12's cost bar: the profile at most 2x rows-v1 alone, per engine.
+Each section ends with the cost bar of profile-v1: the profile at most 2x rows-v1 alone, per engine.
 
 Records section (benchmarks/records.py): `ubunye lineage list -n 10` on 10,000 records on a local S3 server.
 
@@ -74,7 +74,7 @@ def _naive(table: pa.Table) -> None:
 
 
 def _bar(what: str, ours: list[float], base: list[float]) -> str:
-    """Issue 12's cost bar: the profile at most 2x rows-v1 alone, as the median of per-round ratios (the two ran
+    """The cost bar of profile-v1: the profile at most 2x rows-v1 alone, as the median of per-round ratios (the two ran
     back to back in each round, so a slow moment of a shared machine hits both) and their range."""
     ratios = [a / b for a, b in zip(ours, base, strict=True)]
     verdict = "within" if statistics.median(ratios) <= 2 else "OVER"
@@ -119,7 +119,7 @@ def twin_section(rows: int, runs: int = 3) -> list[str]:
         f"| profile_frame, key=[id]: + 256 key buckets | {t_keyed:.2f} | {rows / t_keyed:,.0f} | "
         f"{t_keyed / t_hash:.2f}x |",
         "",
-        "Cost of profile-v1 (issue 12: at most 2x rows-v1 alone):",
+        "Cost of profile-v1 (the bar: at most 2x rows-v1 alone):",
         _bar("profile_frame vs hash_frame", profiles, hashes),
         _bar("profile_frame key=[id] vs hash_frame", keyed, hashes),
         "",
@@ -202,7 +202,7 @@ def spark_section(rows: int, runs: int) -> list[str]:
     rows_v1, jar_free = times["ubunye_rows_v1(*) (the jar)"], times["jar-free path (twin in mapInArrow)"]
     out += [
         "",
-        "Cost of profile-v1 (issue 12: at most 2x rows-v1 alone):",
+        "Cost of profile-v1 (the bar: at most 2x rows-v1 alone):",
         _bar("ubunye_profile_v1 vs ubunye_rows_v1 (JVM)", times[_JVM_PROFILE], rows_v1),
         _bar("ubunye_profile_v1 key=[id] vs ubunye_rows_v1 (JVM)", times[_JVM_KEYED], rows_v1),
         _bar("jar-free profile vs jar-free rows-v1 (twin in mapInArrow)", times[_ARROW_PROFILE], jar_free),

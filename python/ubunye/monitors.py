@@ -1,10 +1,11 @@
 """Monitors: objects told when a task starts, reaches a checkpoint and ends. ``LineageRecorder`` is one.
 
 A monitor has any of ``task_start(**kwargs)``, ``task_checkpoint(**kwargs)`` and ``task_end(**kwargs)``, each
-called through :func:`call_monitor` with the arguments it accepts. task_end receives the 0.7 arguments (context,
-run_id, status, outputs, error, duration) and the evidence added with record v2 (inputs, expectations,
-timings) -- the latter only if it accepts them by name or takes ``**kwargs``, so monitors written for 0.7 keep
-working; task_checkpoint receives the same, status ``running``, just before each output is committed. A monitor
+called through :func:`call_monitor` with the arguments it accepts. Every hook is offered ``context``, ``run_id``
+and ``options`` (the run's :class:`~ubunye.context.RunOptions`); task_end also the 0.7 arguments (status,
+outputs, error, duration) and the evidence added with record v2 (inputs, expectations, timings) -- each only
+if it accepts it by name or takes ``**kwargs``, so monitors written for 0.7 keep working; task_checkpoint
+receives the same, status ``running``, just before each output is committed. A monitor
 that raises is logged with its name and never fails the run, unless it is *essential* (``essential = True``,
 as the recorder is): then its error is the run's (docs/tasks-and-records.md, "Order of a run"). Essential
 monitors start first and end last, so the record exists before anyone hears of the run and holds what the
@@ -15,10 +16,10 @@ recorder when the run is recorded, config.yaml's ``openlineage`` and ``module:Cl
 The runner never asks a monitor what to hash: whether inputs and outputs are hashed is in the run's
 :class:`~ubunye.context.RunOptions`.
 
-How does a monitor get the record path? From the RunOptions it is built with: ``options.record_path(context)``
-(the record store is ``options.store``, resolved once from ``records=`` / ``--records`` / ``$UBUNYE_RECORDS``,
-else ``<usecase_dir>/.ubunye/lineage``); the recorder writes to that store and the runner's
-``RunResult.record_path`` is the same call.
+How does a monitor get the record path? Its hooks take ``options`` and call ``options.record_path(context)``
+(None when the run is not recorded). That is the one answer: the record store is ``options.store``, resolved
+once from ``records=`` / ``--records`` / ``$UBUNYE_RECORDS``, else ``<usecase_dir>/.ubunye/lineage``; the
+recorder writes there and ``RunResult.record_path`` is the same call.
 
 Example:
     >>> class Old:
@@ -54,13 +55,13 @@ class Monitor(Protocol):
     #: True: the run fails with this monitor's errors instead of logging them.
     essential: bool
 
-    def task_start(self, **kwargs: Any) -> None:
+    def task_start(self, **kwargs: Any) -> None:  # noqa: ANN401 (each monitor takes what it wants)
         """Called before anything is read (context, run_id)."""
 
-    def task_checkpoint(self, **kwargs: Any) -> None:
+    def task_checkpoint(self, **kwargs: Any) -> None:  # noqa: ANN401 (each monitor takes what it wants)
         """Called just before each output is committed, with the evidence so far (status ``running``)."""
 
-    def task_end(self, **kwargs: Any) -> None:
+    def task_end(self, **kwargs: Any) -> None:  # noqa: ANN401 (each monitor takes what it wants)
         """Called once the run ended, successfully or not."""
 
 
@@ -86,7 +87,7 @@ def accepted_kwargs(func: Callable[..., object], kwargs: dict[str, Any]) -> dict
     return {k: v for k, v in kwargs.items() if k in names}
 
 
-def call_monitor(monitor: object, hook: str, **kwargs: Any) -> bool:
+def call_monitor(monitor: object, hook: str, **kwargs: Any) -> bool:  # noqa: ANN401 (a hook's own arguments)
     """Call ``monitor.<hook>`` with the arguments it accepts; True if it ran, False if it has no such hook.
 
     If it fails, a monitor is logged and False returned; an essential one's error is raised for the caller.
@@ -121,11 +122,10 @@ def build_monitors(
 ) -> tuple[RunOptions, list[object]]:
     """The run's options settled for its config, and its monitors built with them.
 
-    The recorder (when the run is recorded) writes to ``options.store`` and states the inputs' hashing the
-    runner follows; the ``openlineage`` monitor is given the options and the recorder (whose record it notes
-    its events in). ``extra`` monitors come last, as given. A ``LineageRecorder`` among them is the run's
-    recorder, as it was made (``LineageRecorder(hash_inputs=False)`` records the run without hashing inputs;
-    its own ``store``, if it has one, is the run's).
+    The recorder comes first when the run is recorded; ``extra`` monitors come last, as given. A
+    ``LineageRecorder`` among them is the run's recorder (the run is then recorded, as the options say). A
+    monitor with a ``recorder`` attribute left None (the ``openlineage`` one, which notes its events in the
+    record) is given the run's recorder.
 
     Raises:
         ConfigError: a ``CONFIG.monitors`` entry cannot be made (naming config.yaml and the entry).
@@ -139,8 +139,8 @@ def build_monitors(
         >>> _ = shutil.copytree(Path(ubunye.testing.__file__).parent / "data/examples/shop", usecase_dir / "shop")
         >>> ctx = prepare(usecase_dir / "shop/daily/revenue", engine="pandas")
         >>> options, monitors = build_monitors(ctx, RunOptions())
-        >>> [type(m).__name__ for m in monitors], monitors[0].store is options.store
-        (['LineageRecorder'], True)
+        >>> [type(m).__name__ for m in monitors], options.lineage, options.hash_inputs
+        (['LineageRecorder'], True, True)
         >>> options.record_path(ctx).relative_to(usecase_dir).parent.as_posix()
         '.ubunye/lineage/shop/daily/revenue'
         >>> build_monitors(ctx, RunOptions(lineage=False))[1]
@@ -148,20 +148,13 @@ def build_monitors(
         >>> shutil.rmtree(usecase_dir)
     """
     given = [m for m in extra if isinstance(m, LineageRecorder)]
-    if given:
-        options = dataclasses.replace(
-            options,
-            lineage=True,
-            hash_inputs=any(r.hash_inputs for r in given) if options.hash_inputs is None else options.hash_inputs,
-            store=next((r.store for r in given if r.store is not None), options.store),
-        )
+    if given:  # a recorder given by hand records the run: how, and where, is still the options' to say
+        options = dataclasses.replace(options, lineage=True)
     options = options.settle(context.config, context.usecase_dir)
-    for r in given:  # the record states what the run does, and goes where the run says
-        r.hash_inputs, r.store = bool(options.hash_inputs), r.store or options.store
     built: list[object] = []
     recorder = given[0] if given else None
     if recorder is None and options.lineage:
-        recorder = LineageRecorder(hash_inputs=bool(options.hash_inputs), store=options.store)
+        recorder = LineageRecorder()
         built.append(recorder)
     path = context.config.path
     for i, m in enumerate(context.config.monitors):
@@ -178,10 +171,9 @@ def build_monitors(
             msg = f"{path}: CONFIG.monitors[{i}]: unknown monitor {m.type!r} (use lineage, openlineage or module:Class)"
             raise ConfigError(msg)
     built += list(extra)
-    for monitor in built:
-        if isinstance(monitor, OpenLineageMonitor):
-            monitor.options = monitor.options or options
-            monitor.recorder = monitor.recorder or recorder
+    for monitor in built:  # a monitor that notes things in the record is given the recorder keeping it
+        if getattr(monitor, "recorder", False) is None:
+            monitor.recorder = recorder  # type: ignore[attr-defined]
     return options, built
 
 

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ubunye.context import RunOptions
 from ubunye.runner import RunResult, run_task
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
-def active_spark() -> Any:
+
+def active_spark() -> SparkSession | None:
     """The active SparkSession, or None (also when pyspark is not installed)."""
     try:
         from pyspark.sql import SparkSession
@@ -44,7 +47,7 @@ def run(
     mode: str | None = None,
     engine: str | None = None,
     lineage: bool | None = True,
-    spark: Any = None,
+    spark: SparkSession | None = None,
     monitors: Sequence[object] = (),
     records: str | Path | None = None,
     storage_options: dict[str, Any] | None = None,

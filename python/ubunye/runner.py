@@ -37,6 +37,8 @@ from ubunye.paths import check_outputs, check_schemes, check_task_dir, check_tem
 from ubunye.task import load_task_class
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from ubunye.hashing import FrameHash
     from ubunye.hashing.delta_files import SumsCache
 
@@ -107,7 +109,7 @@ class _Table:
 
 
 def _hash_into(
-    record: DatasetRecord, frame: Any, engine: Engine[Any], io: IOConfig, where: str, table: _Table | None = None
+    record: DatasetRecord, frame: object, engine: Engine[Any], io: IOConfig, where: str, table: _Table | None = None
 ) -> None:
     """The rows-v1 hash into ``record``, with the profile (docs/rows-v1.md section 12) in the same pass unless
     the dataset turns it off. A key naming no column of the frame fails the run (a ConfigError naming ``where``,
@@ -115,6 +117,8 @@ def _hash_into(
     the data hash to the plain hash and says why in profile_error. An input read from ``table`` is hashed from
     the per-file sums cached for it where the engine can (``Engine.hash_delta``; the same hash)."""
     profiled, h = None, None
+    # hash_delta, profile, delta_version, check_output and local_root are the Engine's optional members: a backend
+    # written to docs/backends.md's interface has none of them, and runs as before they existed.
     delta = table is not None and hasattr(engine, "hash_delta") and io.format == "delta" and io.path is not None
     if io.profile and hasattr(engine, "profile"):
         if delta:  # profiles are made in one pass over every row: there are no per-file profiles (yet)
@@ -173,7 +177,7 @@ def _sums_cache(options: RunOptions) -> SumsCache | None:
 def _pinned(engine: Engine[Any], io: IOConfig, base_dir: Path) -> tuple[IOConfig, int | None]:
     """A Delta input pinned to the version current now (or the one its time travel names), read at exactly that
     version, so the record's version is the version read even when a writer commits meanwhile."""
-    find = getattr(engine, "delta_version", None)  # engines written before it have none
+    find = getattr(engine, "delta_version", None)  # optional (see _hash_into)
     version = find(io, base_dir) if find is not None else None
     if version is None:
         return io, None
@@ -231,7 +235,7 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
     """
     cfg, engine, run, guard = ctx.config, ctx.engine, _Run(), SignalGuard()
     hash_outputs, hash_inputs = bool(options.hash_outputs), bool(options.hash_inputs)
-    _start(ctx, monitors)
+    _start(ctx, monitors, options)
     start, held, produced, failure = time.perf_counter(), [], {}, None
     with ExitStack() as locks:
         try:
@@ -256,7 +260,7 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
                         lockable = _lockable(engine, record.location)
                         if lockable is not None:
                             locks.enter_context(output_lock(lockable))
-                        hook = functools.partial(_checkpoint, ctx, monitors, run, start)
+                        hook = functools.partial(_checkpoint, ctx, monitors, options, run, start)
                         _write(engine, produced[record.name], cfg.outputs[record.name], ctx.usecase_dir, hook, guard)
                     record.written = True
                     record.version = _written_version(engine, cfg.outputs[record.name], ctx.usecase_dir)
@@ -270,7 +274,7 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
             for frame in held:
                 _release(engine, frame)
             error = _error(run, failure)
-            ended = _end(ctx, monitors, _evidence(ctx, run, status, start, error))
+            ended = _end(ctx, monitors, _evidence(ctx, options, run, status, start, error))
     path = options.record_path(ctx)
     result = RunResult(ctx.run_id, status, produced if status == "success" else {}, path, error, ctx)
     name = f"task {ctx.usecase}/{ctx.package}/{ctx.task}"
@@ -295,14 +299,14 @@ def _lockable(engine: Engine[Any], where: str | None) -> str | None:
     """The driver-local path to lock for an output, or None (a table, an object store, Spark's HDFS/DBFS)."""
     if not where:
         return None
-    local_root = getattr(engine, "local_root", None)  # Spark knows whether a plain path is on the driver's disk
+    local_root = getattr(engine, "local_root", None)  # optional (see _hash_into): Spark knows what is on the driver
     root = local_root(where) if local_root is not None else local_path(where)
     return None if root is None else str(root)
 
 
 def _write(
     engine: Engine[Any],
-    frame: Any,
+    frame: object,
     io: IOConfig,
     base_dir: Path,
     hook: Callable[[SignalGuard | None], None],
@@ -335,7 +339,7 @@ def _read(ctx: RunContext, run: _Run, hash_inputs: bool, cache: SumsCache | None
     return sources
 
 
-def _release(engine: Engine[Any], frame: Any) -> None:
+def _release(engine: Engine[Any], frame: object) -> None:
     try:
         engine.release(frame)
     except Exception as exc:  # an unpersist that fails must not hide how the run ended
@@ -367,10 +371,13 @@ def _signal_name(signum: int) -> str:
     return signal.Signals(signum).name
 
 
-def _evidence(ctx: RunContext, run: _Run, status: str, start: float, error: ErrorInfo | None) -> dict[str, Any]:
+def _evidence(
+    ctx: RunContext, options: RunOptions, run: _Run, status: str, start: float, error: ErrorInfo | None
+) -> dict[str, Any]:
     return {
         "context": ctx,
         "run_id": ctx.run_id,
+        "options": options,
         "status": status,
         "ended_at": utc_now(),
         "duration": time.perf_counter() - start,
@@ -382,12 +389,12 @@ def _evidence(ctx: RunContext, run: _Run, status: str, start: float, error: Erro
     }
 
 
-def _start(ctx: RunContext, monitors: Sequence[object]) -> None:
+def _start(ctx: RunContext, monitors: Sequence[object], options: RunOptions) -> None:
     """task_start for every monitor, essential ones first; an essential one that fails means the run does not
     start (and the others never hear of it)."""
     for m in sorted(monitors, key=lambda m: not is_essential(m)):
         try:
-            call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id)
+            call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id, options=options)
         except Exception as exc:  # only an essential monitor's error reaches here
             msg = mask_text(
                 f"task {ctx.usecase}/{ctx.package}/{ctx.task} did not start: monitor {monitor_name(m)} could not "
@@ -397,7 +404,12 @@ def _start(ctx: RunContext, monitors: Sequence[object]) -> None:
 
 
 def _checkpoint(
-    ctx: RunContext, monitors: Sequence[object], run: _Run, start: float, guard: SignalGuard | None
+    ctx: RunContext,
+    monitors: Sequence[object],
+    options: RunOptions,
+    run: _Run,
+    start: float,
+    guard: SignalGuard | None,
 ) -> None:
     """Before an output is committed, the record on disk carries its hash (status still running).
 
@@ -408,7 +420,7 @@ def _checkpoint(
     # written" about rows the commit already swapped in.
     if guard is not None:
         guard.hold()
-    evidence = _evidence(ctx, run, "running", start, None)
+    evidence = _evidence(ctx, options, run, "running", start, None)
     for m in monitors:
         call_monitor(m, "task_checkpoint", **evidence)
 
@@ -463,7 +475,7 @@ def prepare(
     dtf: str | None = None,
     mode: str | None = None,
     engine: str | Engine[Any] | None = None,
-    spark: Any = None,
+    spark: SparkSession | None = None,
     entry_point: str = "python",
 ) -> RunContext:
     """Load a task folder's config and pick its engine; the context every entry point runs."""
@@ -481,10 +493,10 @@ def prepare(
         engine = get_engine(engine or cfg.backend, cfg.spark_conf, spark=spark)
     # Outputs the engine cannot write as a whole (object-store overwrite of plain files, partition_by it cannot
     # read back as written...) are refused before anything is read, not after the transform.
-    check_output = getattr(engine, "check_output", None)
-    if check_output is not None:
-        for io in cfg.outputs.values():
-            check_output(io, usecase_dir)
+    for io in cfg.outputs.values():
+        check = getattr(engine, "check_output", None)  # optional (see _hash_into)
+        if check is not None:
+            check(io, usecase_dir)
     return RunContext(
         task_dir, usecase_dir, usecase, package, task, cfg, engine, new_run_id(), dt, dtf, mode, entry_point
     )
@@ -499,7 +511,7 @@ def run_task(
     engine: str | Engine[Any] | None = None,
     lineage: bool | None = None,
     monitors: Sequence[object] = (),
-    spark: Any = None,
+    spark: SparkSession | None = None,
     entry_point: str = "python",
     records: str | Path | RecordStore | None = None,
     storage_options: dict[str, Any] | None = None,
@@ -576,7 +588,7 @@ def run_pipeline(
     usecase: str,
     package: str,
     tasks: Sequence[str],
-    **kwargs: Any,
+    **kwargs: Any,  # noqa: ANN401 (run_task's keyword arguments, each its own type)
 ) -> list[RunResult]:
     """Run tasks of one package in order (stopping at the first failure), sharing one engine.
 

@@ -14,7 +14,8 @@ from tests.lineage.usecase import example_usecase, last, records, write_task
 from ubunye.context import RunOptions
 from ubunye.exceptions import UbunyeError
 from ubunye.lineage import DatasetRecord, LineageRecorder
-from ubunye.lineage.openlineage import OpenLineageMonitor
+from ubunye.lineage.openlineage import RUN_FACET, OpenLineageMonitor
+from ubunye.lineage.store import load_record
 from ubunye.monitors import build_monitors
 from ubunye.runner import execute, prepare, run_task
 
@@ -78,11 +79,11 @@ def test_a_custom_monitor_gets_the_evidence_the_recorder_writes(uc: Path) -> Non
 
 def test_hashing_off_in_the_options_records_no_hash_even_with_the_recorder(uc: Path) -> None:
     off = RunOptions.resolve(lineage=True, hash_outputs=False, hash_inputs=False)
-    recorder = LineageRecorder()  # by hand, asking to hash inputs: the options decide, and the record says so
+    recorder = LineageRecorder()  # by hand: the options decide what is hashed, and the record says so
     result = run_task(uc / "shop/daily/revenue", dt=DT, monitors=[recorder], options=off)
     assert result.status == "success" and result.outputs["revenue"].shape[0] == 4
     (record,) = records(uc, "revenue")
-    assert record.hash_inputs is False and recorder.hash_inputs is False
+    assert record.hash_inputs is False and recorder.record is not None and recorder.record.hash_inputs is False
     datasets = record.inputs + record.outputs
     assert [d.name for d in datasets] == ["orders", "revenue"]
     assert _hashes(datasets) == [(None, None, None, None, None)] * 2
@@ -127,10 +128,12 @@ def test_no_monitors_at_all_still_runs(uc: Path) -> None:
 
 
 def test_a_recorder_given_by_hand_is_the_runs_only_recorder(uc: Path) -> None:
-    recorder = LineageRecorder(hash_inputs=False)  # config.yaml lists lineage too: still one record
-    result = run_task(uc / "shop/daily/revenue", dt=DT, monitors=[recorder])
+    recorder = LineageRecorder()  # config.yaml lists lineage too: still one record, hashed as the options say
+    no_inputs = RunOptions.resolve(hash_inputs=False)
+    result = run_task(uc / "shop/daily/revenue", dt=DT, monitors=[recorder], options=no_inputs)
     (record,) = records(uc, "revenue")
-    assert recorder.path == result.record_path and recorder.record is not None
+    assert result.record_path is not None and load_record(result.record_path).run_id == record.run_id
+    assert recorder.record is not None and recorder.record.run_id == record.run_id
     assert record.hash_inputs is False and record.inputs[0].data_hash is None
     assert record.outputs[0].data_hash is not None
 
@@ -145,11 +148,12 @@ def test_every_monitor_finds_the_record_path_in_the_options(uc: Path, tmp_path: 
     options, monitors = build_monitors(ctx, RunOptions.resolve(records=shared))
     recorder, lineage = monitors
     assert isinstance(recorder, LineageRecorder) and isinstance(lineage, OpenLineageMonitor)
-    assert recorder.store is options.store and lineage.options is options and lineage.recorder is recorder
+    assert lineage.recorder is recorder and options.store is not None and options.store.root == shared
     assert options.record_path(ctx) == shared / "shop/daily/revenue" / f"{ctx.run_id}.json"
     result = execute(ctx, monitors, options)
-    assert result.record_path == recorder.path == options.record_path(ctx)
-    assert result.record_path.is_file()
+    assert result.record_path == options.record_path(ctx) and result.record_path.is_file()
+    (event,) = [e for e in lineage.events if e.eventType.value == "COMPLETE"]
+    assert event.run.facets[RUN_FACET].record == str(options.record_path(ctx))
 
 
 def test_a_monitor_failing_at_a_checkpoint_does_not_stop_the_commit(uc: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -11,6 +11,7 @@ import pytest
 import ubunye
 from tests.lineage.usecase import example_usecase, fingerprints, last, records, write_task
 from ubunye import notebook
+from ubunye.context import RunOptions
 from ubunye.exceptions import ExpectationError, TaskError
 from ubunye.lineage import LineageRecorder, RecordStore
 from ubunye.runner import run_pipeline, run_task
@@ -110,7 +111,8 @@ def test_editing_a_py_file_changes_code_hash(uc):
 
 
 def test_hash_inputs_false_leaves_inputs_unhashed(uc):
-    run_task(uc / "shop/daily/revenue", dt=DT, lineage=False, monitors=[LineageRecorder(hash_inputs=False)])
+    no_inputs = RunOptions.resolve(hash_inputs=False)
+    run_task(uc / "shop/daily/revenue", dt=DT, monitors=[LineageRecorder()], options=no_inputs)
     record = last(uc, "revenue")
     (inp,) = record.inputs
     assert (inp.row_count, inp.data_hash, inp.hash_error) == (None, None, None)

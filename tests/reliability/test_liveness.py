@@ -25,6 +25,7 @@ import ubunye
 from tests.lineage.fixtures import RECORDS, RUNS, install
 from tests.lineage.usecase import example_usecase
 from ubunye.cli.main import app
+from ubunye.context import RunOptions
 from ubunye.lineage import LineageRecorder, RecordStore
 from ubunye.lineage.compare import compare_records
 from ubunye.lineage.liveness import process_facts, run_state, start_mark
@@ -54,17 +55,19 @@ time.sleep(300)
 
 CHECKPOINTING_CHILD = r"""
 import sys, time
+from ubunye.context import RunOptions
 from ubunye.lineage import LineageRecorder
 from ubunye.lineage.record import DatasetRecord, Timing
 from ubunye.runner import prepare
 ctx = prepare(sys.argv[1], dt="2026-12-01", engine="pandas")
+options = RunOptions(lineage=True).settle(ctx.config, ctx.usecase_dir)
 recorder = LineageRecorder()
-recorder.task_start(context=ctx, run_id=ctx.run_id)
+recorder.task_start(context=ctx, run_id=ctx.run_id, options=options)
 out = DatasetRecord("revenue", "parquet", "postgresql://app:s3cret-pass@db/x", 4, "sha256:5c", "sha256:da7a",
                     "rows-v1", mode="overwrite", written=False)
-recorder.task_checkpoint(context=ctx, run_id=ctx.run_id, status="running", ended_at=None, duration=0.5,
+recorder.task_checkpoint(context=ctx, options=options, run_id=ctx.run_id, status="running", ended_at=None, duration=0.5,
                          outputs=[out], inputs=[], expectations=[], timings=[Timing("transform", "revenue", 0.25)])
-print(recorder.path, flush=True)
+print(options.record_path(ctx), flush=True)
 time.sleep(300)
 """
 
@@ -283,15 +286,18 @@ def test_checkpoint_writes_the_evidence_with_the_status_still_running(tmp_path):
     usecase_dir = example_usecase(tmp_path)
     ctx = prepare(usecase_dir / "shop/daily/revenue", dt="2026-12-01", engine="pandas")
     recorder = LineageRecorder()
+    options = RunOptions(lineage=True).settle(ctx.config, ctx.usecase_dir)
+    path = options.record_path(ctx)
     assert LineageRecorder.essential is True and recorder.essential is True
     out = DatasetRecord("revenue", "parquet", "https://u:pa55word-x@h/x", 4, "sha256:5c", "sha256:da7a", "rows-v1")
     evidence = {
-        "context": ctx, "run_id": ctx.run_id, "status": "success", "ended_at": "2026-12-04T00:00:09Z",
+        "context": ctx, "options": options, "run_id": ctx.run_id, "status": "success",
+        "ended_at": "2026-12-04T00:00:09Z",
         "duration": 9.0, "outputs": [out], "error": None, "inputs": [], "expectations": [],
         "timings": [Timing("transform", "revenue", 0.5)],
     }  # fmt: skip
     assert call_monitor(recorder, "task_checkpoint", **evidence)  # without task_start: it starts the record
-    saved = load_record(recorder.path)
+    saved = load_record(path)
     assert (saved.status, saved.ended_at, saved.duration_seconds) == ("running", None, None)
     assert saved.outputs[0].data_hash == "sha256:da7a" and saved.outputs[0].location == "https://u:***@h/x"
     assert saved.timings == [Timing("transform", "revenue", 0.5)] and saved.process.pid == os.getpid()
@@ -299,9 +305,9 @@ def test_checkpoint_writes_the_evidence_with_the_status_still_running(tmp_path):
     assert run_state(saved) == "running"
     evidence["error"] = ErrorInfo("E", "failed talking to https://u:pa55word-x@h/x", "write", "revenue")
     assert call_monitor(recorder, "task_checkpoint", **evidence)
-    assert load_record(recorder.path).error.message == "failed talking to https://u:***@h/x"
+    assert load_record(path).error.message == "failed talking to https://u:***@h/x"
     call_monitor(recorder, "task_end", **{**evidence, "error": None})
-    done = load_record(recorder.path)
+    done = load_record(path)
     assert (done.status, done.ended_at, done.duration_seconds, done.error) == (
         "success", "2026-12-04T00:00:09Z", 9.0, None)  # fmt: skip
     assert done.process == saved.process and done.started_at == saved.started_at
@@ -312,7 +318,8 @@ def test_a_record_that_cannot_be_written_at_start_raises(tmp_path):
     ctx = prepare(usecase_dir / "shop/daily/revenue", dt="2026-12-01", engine="pandas")
     (usecase_dir / ".ubunye").write_text("a file where the store's folder goes")
     with pytest.raises(OSError):
-        LineageRecorder().task_start(context=ctx, run_id=ctx.run_id)
+        options = RunOptions(lineage=True).settle(ctx.config, ctx.usecase_dir)
+        LineageRecorder().task_start(context=ctx, run_id=ctx.run_id, options=options)
 
 
 def test_process_facts_are_this_process():

@@ -17,8 +17,6 @@ from ubunye.hashing.delta_hash import hash_delta
 from ubunye.hashing.spark import hash_spark
 from ubunye.lineage.file_sums import FileSumsCache
 
-pytestmark = pytest.mark.spark
-
 ENGINES = ["jvm", "arrow"]
 COLUMNS = "id bigint, name string, day string, k int"
 

@@ -95,18 +95,18 @@ def _read(side: _Side, engines: dict[str, Engine[Any]]) -> object:
 
 def _to_arrow(frame: object) -> pa.Table:
     """A (small, already filtered) frame as Arrow: Spark through its own Arrow export."""
-    if type(frame).__module__.startswith("pyspark"):
+    from ubunye.hashing.frame import frame_kind, to_arrow
+
+    if frame_kind(frame) == "pyspark":
         if hasattr(frame, "toArrow"):  # pyspark 4
             return frame.toArrow()
         if hasattr(frame, "_collect_as_arrow_table"):
             return frame._collect_as_arrow_table()
         return _spark35(frame)
-    from ubunye.hashing.frame import to_arrow
-
     return to_arrow(frame)
 
 
-def _spark35(frame: Any) -> pa.Table:  # a pyspark 3.5 DataFrame: the checker sees pyspark 4's types only
+def _spark35(frame: Any) -> pa.Table:  # noqa: ANN401  # a pyspark 3.5 DataFrame: the checker sees pyspark 4's only
     batches = frame._collect_as_arrow()  # the batches toPandas itself builds from
     if batches:
         return pa.Table.from_batches(batches)
@@ -332,7 +332,7 @@ def diff_command(
     Examples: ubunye diff latest~1 latest -d examples -u shop -p daily -t revenue;
     ubunye diff --a data/old.parquet --b data/new --key order_id
     """
-    from ubunye.cli.lineage import _resolve  # the one way run references are read
+    from ubunye.cli.lineage import resolve_run  # the one way run references are read
 
     for name, value in (("--engine", engine), ("--engine-a", engine_a), ("--engine-b", engine_b)):
         if value is not None and value not in BACKENDS:
@@ -348,8 +348,8 @@ def diff_command(
     else:
         if not (run_a and run_b):
             raise typer.BadParameter("give two runs (or --a and --b)", param_hint="RUN_A RUN_B")
-        ra = _resolve(run_a, usecase_dir, usecase, package, task, records).record
-        rb = _resolve(run_b, usecase_dir, usecase, package, task, records).record
+        ra = resolve_run(run_a, usecase_dir, usecase, package, task, records).record
+        rb = resolve_run(run_b, usecase_dir, usecase, package, task, records).record
         assert ra is not None and rb is not None
         report = diff_runs(ra, rb, dataset, keys, limit, engine)
     if as_json:

@@ -85,7 +85,7 @@ def _store(usecase_dir: Path, records: str | None = None) -> RecordStore:
     return RecordStore(usecase_dir)
 
 
-def _resolve(
+def resolve_run(
     ref: str, usecase_dir: Path, usecase: str | None, package: str | None, task: str | None, records: str | None = None
 ) -> StoredRecord:
     """A record file path, else a run of the store named by id, prefix or latest~N."""
@@ -238,7 +238,7 @@ def _show(
     full: bool,
     records: str | None = None,
 ) -> None:
-    found = _resolve(run, usecase_dir, usecase, package, task, records)
+    found = resolve_run(run, usecase_dir, usecase, package, task, records)
     record: RunRecord = found.record  # type: ignore[assignment]
     state = run_state(record)
     if as_json:
@@ -313,8 +313,8 @@ def compare(
 
     Example: ubunye lineage compare latest~1 latest -d examples -u shop -p daily -t revenue
     """
-    a = _resolve(run_a, usecase_dir, usecase, package, task, records).record
-    b = _resolve(run_b, usecase_dir, usecase, package, task, records).record
+    a = resolve_run(run_a, usecase_dir, usecase, package, task, records).record
+    b = resolve_run(run_b, usecase_dir, usecase, package, task, records).record
     assert a is not None and b is not None
     states = (run_state(a), run_state(b))
     result = compare_records(a, b, states)

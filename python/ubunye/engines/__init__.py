@@ -38,6 +38,13 @@ class Engine(Protocol[FrameT]):
 
     What a transform returned (a native frame, a narwhals frame, an Arrow table...) is taken as ``object`` and
     turned into a ``FrameT`` by :meth:`native`, or refused.
+
+    Our engines implement every member declared here. A backend written to docs/backends.md's interface may
+    lack ``check_output``, ``profile``, ``delta_version`` and ``hash_delta``: the runner checks for those and runs
+    without them (no early output check, the plain hash, no Delta version, no per-file sums). One more member
+    is optional and not declared: ``local_root(where: str) -> Path | None``, the driver-local path behind an
+    output's location, or None when it is not on the driver's disk (Spark, whose plain paths may be HDFS or
+    DBFS). The runner locks outputs at it when an engine has it, else at :func:`local_path`.
     """
 
     name: str
@@ -61,7 +68,7 @@ class Engine(Protocol[FrameT]):
     def sql(self, query: str, sources: Mapping[str, object]) -> FrameT:
         """Run a SQL query over the sources (each passed through :meth:`native`), each a view under its name."""
 
-    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:  # one SQL value: any Python type
+    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:  # noqa: ANN401 (one SQL value, any type)
         """Run a SQL query returning one row and one column, as a Python value."""
 
     def quote(self, column: str) -> str:

@@ -118,7 +118,7 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         finally:
             con.close()
 
-    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:
+    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:  # noqa: ANN401 (one SQL value, any type)
         con, rel = self._relation(query, sources)
         try:
             return rel.fetchall()[0][0]

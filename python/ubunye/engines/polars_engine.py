@@ -112,7 +112,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         frames = {name: self.native(frame) for name, frame in sources.items()}
         return pl.SQLContext(frames=frames).execute(query, eager=True)
 
-    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:
+    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:  # noqa: ANN401 (one SQL value, any type)
         return self.sql(query, sources).row(0)[0]
 
     def native(self, frame: object) -> pl.DataFrame:

@@ -22,6 +22,7 @@ from ubunye.engines.paths import is_url, local_path, location
 from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
 from ubunye.exceptions import EngineError, JarNotFoundError
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
+from ubunye.hashing.types import spark_identifier
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -315,7 +316,7 @@ class SparkEngine:
         finally:
             self._drop(names)
 
-    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:
+    def scalar(self, query: str, sources: Mapping[str, object]) -> Any:  # noqa: ANN401 (one SQL value, any type)
         names = self._views(sources)
         try:
             return self.spark.sql(query).head(1)[0][0]
@@ -323,7 +324,7 @@ class SparkEngine:
             self._drop(names)
 
     def quote(self, column: str) -> str:
-        return "`" + column.replace("`", "``") + "`"
+        return spark_identifier(column)
 
     def hash(self, frame: DataFrame) -> FrameHash:
         return hash_frame(frame)

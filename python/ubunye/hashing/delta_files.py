@@ -34,7 +34,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
@@ -47,6 +47,7 @@ from ubunye.hashing.frame import BATCH_ROWS
 from ubunye.hashing.types import schema_string
 
 if TYPE_CHECKING:
+    import pyarrow.dataset as ds
     from deltalake import DeltaTable
 
 #: ``(row_count, sum1, sum2)`` of some rows, sums unsigned (docs/rows-v1.md section 8).
@@ -216,7 +217,7 @@ def read_snapshot(table: DeltaTable, deletion_vectors: bool = False) -> DeltaSna
     )
 
 
-def batch_sums(batches: Any) -> Sums:
+def batch_sums(batches: Iterable[pa.RecordBatch]) -> Sums:
     """rows-v1 ``(row_count, sum1, sum2)`` of an iterable of Arrow record batches (the twin).
 
     Example:
@@ -230,7 +231,7 @@ def batch_sums(batches: Any) -> Sums:
     return add_sums(parts)
 
 
-def arrow_dataset(table: DeltaTable) -> Any:
+def arrow_dataset(table: DeltaTable) -> ds.Dataset:
     """The pyarrow dataset ``to_pyarrow_table()`` reads (one fragment per add action, the table's schema).
 
     Raises:
@@ -240,7 +241,7 @@ def arrow_dataset(table: DeltaTable) -> Any:
     return table.to_pyarrow_dataset()
 
 
-def arrow_file_sums(dataset: Any, wanted: Collection[str]) -> tuple[dict[str, Sums], list[str]]:
+def arrow_file_sums(dataset: ds.Dataset, wanted: Collection[str]) -> tuple[dict[str, Sums], list[str]]:
     """The sums of the files whose log paths are in ``wanted``, each read as the whole ``dataset``
     (:func:`arrow_dataset`) reads it: a dataset of that one fragment with the same schema, format and filesystem;
     and the wanted paths no fragment has (then the caller reads the table whole).

@@ -37,8 +37,12 @@ import pyarrow.compute as pc
 
 from ubunye.exceptions import HashError
 from ubunye.hashing.delta_files import DeltaFile, DeltaSnapshot, Sums
-from ubunye.hashing.digest import add_sums, finish, sum_lines
+from ubunye.hashing.digest import add_sums, finish, from_halves, sum_lines, to_halves
 from ubunye.hashing.encode import encode_batch
+from ubunye.hashing.jvm import require_function
+from ubunye.hashing.spark import choose_engine
+from ubunye.hashing.types import spark_identifier, spark_schema_string
+from ubunye.spark.session import FUNCTION
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,14 +73,8 @@ SAFE_FEATURES = frozenset(
 MAX_PARTITIONS_ALONE = 256
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _GLOB = re.compile(r"[{}\[\]*?\\]")  # Spark expands these in a path it is given
-_PARTS = "f string, n long, s1_hi long, s1_lo long, s2_hi long, s2_lo long"
-_LOW = (1 << 32) - 1
-_MASK = (1 << 64) - 1
-
-
-def _quoted(name: str) -> str:
-    """A column name as a Spark identifier (backticks, a backtick in it doubled)."""
-    return "`" + name.replace("`", "``") + "`"
+_HALVES = ("n", "s1_hi", "s1_lo", "s2_hi", "s2_lo")
+_PARTS = "f string, " + ", ".join(f"{c} long" for c in _HALVES)
 
 
 def _rebuildable(t: DataType) -> bool:
@@ -85,10 +83,6 @@ def _rebuildable(t: DataType) -> bool:
 
     simple = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
     return isinstance(t, (*simple, T.BooleanType, T.DateType)) or type(t) is T.StringType
-
-
-def _halves(s: int) -> tuple[int, int]:
-    return s >> 32, s & _LOW
 
 
 def _file_partials(batches: Iterator[pa.RecordBatch], names: list[str]) -> Iterator[pa.RecordBatch]:
@@ -104,9 +98,9 @@ def _file_partials(batches: Iterator[pa.RecordBatch], names: list[str]) -> Itera
             # One file per batch is the rule (a batch is read from one file); filtering costs only otherwise.
             rows = data if len(paths) == 1 else data.filter(pc.equal(files.indices, i))
             acc[path] = add_sums([acc.get(path, (0, 0, 0)), sum_lines(encode_batch(rows))])
-    out: dict[str, list[Any]] = {c: [] for c in ("f", "n", "s1_hi", "s1_lo", "s2_hi", "s2_lo")}
+    out: dict[str, list[Any]] = {c: [] for c in ("f", *_HALVES)}
     for path, (n, s1, s2) in acc.items():
-        for column, value in zip(out, (path, n, *_halves(s1), *_halves(s2)), strict=True):
+        for column, value in zip(out, (path, n, *to_halves(s1), *to_halves(s2)), strict=True):
             out[column].append(value)
     schema = pa.schema([("f", pa.string()), *[(c, pa.int64()) for c in list(out)[1:]]])
     yield pa.RecordBatch.from_pydict(out, schema=schema)
@@ -123,19 +117,13 @@ class SparkDeltaFiles:
     """
 
     def __init__(self, spark: SparkSession, table_uri: str, snapshot: DeltaSnapshot, engine: str | None) -> None:
-        from ubunye.hashing.types import spark_schema_string
-
         self._spark = spark
         self._uri = table_uri
         self._snap = snapshot
         self.table = spark.read.format("delta").option("versionAsOf", snapshot.version).load(table_uri)
         self.columns = list(self.table.columns)
         self.schema = spark_schema_string(self.table.schema)  # a column rows-v1 cannot hash fails here, named
-        if engine is None:
-            from ubunye.spark import jvm_usable
-
-            engine = "jvm" if jvm_usable(spark) else "arrow"
-        self.engine = engine
+        self.engine = choose_engine(self.table, engine)
         lower = {c.lower() for c in self.columns}
         self._file = next(n for n in (f"_ubunye_file{i}" for i in range(len(lower) + 1)) if n not in lower)
 
@@ -211,7 +199,10 @@ class SparkDeltaFiles:
         tests = [
             reduce(
                 lambda a, b: a & b,
-                [F.col(_quoted(n)).eqNullSafe(F.lit(v).cast(fields[n])) for n, v in zip(names, values, strict=True)],
+                [
+                    F.col(spark_identifier(n)).eqNullSafe(F.lit(v).cast(fields[n]))
+                    for n, v in zip(names, values, strict=True)
+                ],
             )
             for values in sorted(wanted, key=repr)
         ]
@@ -228,15 +219,15 @@ class SparkDeltaFiles:
     def _with_file(self, frame: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 
-        return frame.select(F.col("_metadata.file_path").alias(self._file), *[F.col(_quoted(c)) for c in self.columns])
+        return frame.select(
+            F.col("_metadata.file_path").alias(self._file), *[F.col(spark_identifier(c)) for c in self.columns]
+        )
 
     def read_files(self, wanted: Sequence[DeltaFile]) -> tuple[dict[str, Sums], str]:
         """The sums of ``wanted`` (files without deletion vectors of a table :meth:`read` may read alone), each
         read alone; or ``({}, why)`` when what was read is not provably the table's rows of those files."""
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
-
-        from ubunye.hashing.types import spark_schema_string
 
         if not wanted:
             return {}, ""
@@ -254,7 +245,7 @@ class SparkDeltaFiles:
                 name: F.lit(value).cast(fields[name]).alias(name)
                 for name, value in zip(self._snap.partition_columns, values, strict=True)
             }
-            columns = [rebuilt[c] if c in rebuilt else F.col(_quoted(c)) for c in self.columns]
+            columns = [rebuilt[c] if c in rebuilt else F.col(spark_identifier(c)) for c in self.columns]
             frames.append(read.select(F.col("_metadata.file_path").alias(self._file), *columns))
         alone = reduce(lambda a, b: a.unionByName(b), frames)
         schema = spark_schema_string(alone.drop(self._file).schema)
@@ -275,11 +266,7 @@ class SparkDeltaFiles:
         Every row counts in the table's sums; a file of the snapshot gets sums (zero when no row of it is left)
         only when every row read was matched to a file of the snapshot.
         """
-        from pyspark.sql import functions as F
-
-        frame = self.table.select(
-            F.col("_metadata.file_path").alias(self._file), *[F.col(_quoted(c)) for c in self.columns]
-        )
+        frame = self._with_file(self.table)
         per_file, unmatched = self._grouped(frame, self._snap.files)
         total = add_sums([*per_file.values(), *unmatched.values()])
         if not unmatched:
@@ -310,11 +297,12 @@ class SparkDeltaFiles:
     def _jvm_sums(self, frame: DataFrame) -> dict[str, Sums]:
         from pyspark.sql import functions as F
 
-        call = "ubunye_rows_v1(" + ", ".join(_quoted(c) for c in self.columns) + ")"
+        require_function(frame, FUNCTION)
+        call = FUNCTION + "(" + ", ".join(spark_identifier(c) for c in self.columns) + ")"
         out: dict[str, Sums] = {}
         for row in frame.groupBy(self._file).agg(F.expr(call).alias("h")).collect():
             h = row["h"]
-            n, s1, s2 = int(h["row_count"]), int(h["sum1"]) & _MASK, int(h["sum2"]) & _MASK
+            n, s1, s2 = add_sums([(int(h["row_count"]), int(h["sum1"]), int(h["sum2"]))])  # unsigned, as cached
             if finish(self.schema, n, s1, s2, engine="jvm").data_hash != h["data_hash"]:
                 msg = (
                     f"the JVM's data hash of {row[self._file]} differs from the one rebuilt from its sums for "
@@ -331,10 +319,9 @@ class SparkDeltaFiles:
         # Positional names: mapInArrow resolves names itself and trips on dots in them.
         positional = frame.toDF("_f", *[f"_{i}" for i in range(len(names))])
         parts = positional.mapInArrow(lambda it: _file_partials(it, names), _PARTS)
-        totals = parts.groupBy("f").agg(*[F.sum(c).alias(c) for c in ("n", "s1_hi", "s1_lo", "s2_hi", "s2_lo")])
+        totals = parts.groupBy("f").agg(*[F.sum(c).alias(c) for c in _HALVES])
         out: dict[str, Sums] = {}
         for row in totals.collect():
-            s1 = ((int(row["s1_hi"]) << 32) + int(row["s1_lo"])) & _MASK
-            s2 = ((int(row["s2_hi"]) << 32) + int(row["s2_lo"])) & _MASK
-            out[str(row["f"])] = (int(row["n"]), s1, s2)
+            n, s1_high, s1_low, s2_high, s2_low = (int(row[c]) for c in _HALVES)
+            out[str(row["f"])] = (n, from_halves(s1_high, s1_low), from_halves(s2_high, s2_low))
         return out

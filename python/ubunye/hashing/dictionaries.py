@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ubunye.exceptions import HashError
-from ubunye.hashing.types import _is_binary_view, _is_string_view  # False on pyarrow < 16, which has no views
+from ubunye.hashing.types import is_binary_view, is_string_view
 
 
 def _without_views(t: pa.DataType) -> pa.DataType:
@@ -19,9 +19,9 @@ def _without_views(t: pa.DataType) -> pa.DataType:
     List views are left as they are: Arrow casts them neither to lists reliably nor with a changed value type,
     and a dictionary of them that ``take`` cannot decode is refused (naming the column) rather than guessed.
     """
-    if _is_string_view(t):
+    if is_string_view(t):
         return pa.large_string()
-    if _is_binary_view(t):
+    if is_binary_view(t):
         return pa.large_binary()
     if pa.types.is_list(t):
         return pa.list_(pa.field(t.value_field.name, _without_views(t.value_type)))

@@ -144,3 +144,24 @@ def add_sums(parts: Iterable[tuple[int, int, int]]) -> tuple[int, int, int]:
         s1 = (s1 + p1) & _MASK
         s2 = (s2 + p2) & _MASK
     return n, s1, s2
+
+
+def to_halves(s: int) -> tuple[int, int]:
+    """An unsigned 64-bit sum as its high and low 32-bit halves: sums of halves of many parts fit in a signed
+    64-bit integer, so Spark's bigint additions of them never overflow (whatever ``spark.sql.ansi.enabled`` says).
+
+    Example:
+        >>> to_halves(2**64 - 1)
+        (4294967295, 4294967295)
+    """
+    return s >> 32, s & 0xFFFFFFFF
+
+
+def from_halves(high: int, low: int) -> int:
+    """The sum (modulo 2^64, unsigned) of parts whose halves (:func:`to_halves`) were added up as ``high``, ``low``.
+
+    Example:
+        >>> from_halves(*to_halves(12345)), from_halves(2**32, 0)
+        (12345, 0)
+    """
+    return ((high << 32) + low) & _MASK

@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from ubunye.hashing.digest import FrameHash, add_sums, finish, sum_lines
+from ubunye.hashing.digest import FrameHash, add_sums, finish, from_halves, sum_lines, to_halves
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.profile import (
     DEFAULT_BUCKETS,
     FrameProfile,
+    Profiler,
     ProfileSums,
-    _batch_buckets,
-    _options,
-    _Profiler,
-    _sums,
+    batch_buckets,
+    check_profile_options,
+    empty_sums,
     merge,
 )
 from ubunye.hashing.types import spark_columns, spark_schema_string
@@ -39,17 +39,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 _PARTS = ("n", "s1_hi", "s1_lo", "s2_hi", "s2_lo")
-_HALF = 32
-
-
-def _halves(s: int) -> tuple[int, int]:
-    """An unsigned 64-bit sum as two 32-bit halves: Spark adds bigints, which a 64-bit sum would overflow."""
-    return s >> _HALF, s & ((1 << _HALF) - 1)
-
-
-def _whole(high: int, low: int) -> int:
-    """The sum of some halves put back together (``finish`` keeps its low 64 bits)."""
-    return (high << _HALF) + low
 
 
 def _positional(df: DataFrame) -> tuple[DataFrame, list[str]]:
@@ -68,7 +57,7 @@ def _renamed(batch: pa.RecordBatch, names: list[str]) -> pa.RecordBatch:
 def _partition_sums(batches: Iterator[pa.RecordBatch], names: list[str]) -> Iterator[pa.RecordBatch]:
     lines = (encode_batch(_renamed(b, names)) for b in batches if b.num_rows)
     n, s1, s2 = add_sums(sum_lines(batch) for batch in lines)
-    values = (n, *_halves(s1), *_halves(s2))
+    values = (n, *to_halves(s1), *to_halves(s2))
     yield pa.RecordBatch.from_pydict(
         {c: [v] for c, v in zip(_PARTS, values, strict=True)}, schema=pa.schema([(c, pa.int64()) for c in _PARTS])
     )
@@ -88,7 +77,7 @@ def hash_spark_arrow(df: DataFrame) -> FrameHash:
     parts = positional.mapInArrow(lambda it: _partition_sums(it, names), ", ".join(f"{c} long" for c in _PARTS))
     row = parts.agg(*[F.sum(c).alias(c) for c in _PARTS]).collect()[0]  # an aggregation has one row
     n, s1_high, s1_low, s2_high, s2_low = (int(row[c] or 0) for c in _PARTS)
-    return finish(schema, n, _whole(s1_high, s1_low), _whole(s2_high, s2_low), engine="arrow")
+    return finish(schema, n, from_halves(s1_high, s1_low), from_halves(s2_high, s2_low), engine="arrow")
 
 
 def _lines_of(batches: Iterator[pa.RecordBatch], names: list[str]) -> Iterator[pa.RecordBatch]:
@@ -122,7 +111,7 @@ def _partition_blob(
     for batch in batches:
         if batch.num_rows:
             batch = _renamed(batch, names)
-            profiler = profiler or _Profiler(batch.schema, key, n)
+            profiler = profiler or Profiler(batch.schema, key, n)
             profiler.add(batch)
     if profiler is not None:  # an empty partition sends nothing: the driver starts from zero
         yield pa.RecordBatch.from_pydict(
@@ -140,10 +129,10 @@ def profile_spark_arrow(
         'arrow'
     """
     schema, columns = spark_schema_string(df.schema), spark_columns(df.schema)
-    names, n = _options(df.columns, key, buckets)
+    names, n = check_profile_options(df.columns, key, buckets)
     positional, real = _positional(df)
     blobs = positional.mapInArrow(lambda it: _partition_blob(it, real, names, n), "blob binary").collect()
-    zero = _sums(schema, columns, names, np.zeros(3 + 4 * len(columns), np.uint64), np.zeros((n, 3), np.uint64))
+    zero = empty_sums(schema, columns, names, n)
     return merge([zero, *(ProfileSums.from_bytes(r["blob"]) for r in blobs)]).finish("arrow")
 
 
@@ -156,7 +145,7 @@ def _filter_partition(
     chosen = np.array(wanted, dtype=np.int64)
     for batch in batches:
         if batch.num_rows:
-            mask = np.isin(_batch_buckets(_renamed(batch, names), key, n), chosen)
+            mask = np.isin(batch_buckets(_renamed(batch, names), key, n), chosen)
             if mask.any():
                 yield batch.filter(pa.array(mask))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Literal, TypeGuard
 
 import pyarrow as pa
 
@@ -22,14 +22,33 @@ if TYPE_CHECKING:
 BATCH_ROWS = 65_536
 
 
+FrameKind = Literal["pyspark", "pandas", "polars", "other"]
+_LIBRARIES: tuple[FrameKind, ...] = ("pyspark", "pandas", "polars")
+
+
+def frame_kind(frame: object) -> FrameKind:
+    """Which library's DataFrame ``frame`` is, from its type alone (no library is imported to ask).
+
+    Example:
+        >>> import pandas as pd
+        >>> import pyarrow as pa
+        >>> frame_kind(pd.DataFrame({"x": [1]})), frame_kind(pa.table({"x": [1]}))
+        ('pandas', 'other')
+    """
+    mod, name = type(frame).__module__, type(frame).__name__
+    if name == "DataFrame":
+        for lib in _LIBRARIES:
+            if mod == lib or mod.startswith(lib + "."):
+                return lib
+    return "other"
+
+
 def _is_pandas(frame: object) -> TypeGuard[pd.DataFrame]:
-    mod = type(frame).__module__
-    return (mod == "pandas" or mod.startswith("pandas.")) and type(frame).__name__ == "DataFrame"
+    return frame_kind(frame) == "pandas"
 
 
 def _is_spark(frame: object) -> TypeGuard[DataFrame]:
-    mod = type(frame).__module__
-    return (mod == "pyspark" or mod.startswith("pyspark.")) and type(frame).__name__ == "DataFrame"
+    return frame_kind(frame) == "pyspark"
 
 
 def to_arrow(frame: object) -> pa.Table:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from ubunye.exceptions import HashError, JarNotFoundError
 from ubunye.hashing.digest import FrameHash, finish
-from ubunye.hashing.profile import DEFAULT_BUCKETS, FrameProfile, ProfileSums, _options, merge
-from ubunye.hashing.types import spark_columns, spark_schema_string
+from ubunye.hashing.profile import DEFAULT_BUCKETS, FrameProfile, ProfileSums, check_profile_options, merge
+from ubunye.hashing.types import FLOAT_TYPES, spark_columns, spark_identifier, spark_schema_string
 from ubunye.spark.session import FUNCTIONS
 
 if TYPE_CHECKING:
@@ -27,18 +27,19 @@ if TYPE_CHECKING:
 _ROWS, _LINE, _PROFILE, _BUCKET = FUNCTIONS
 
 
-def _quoted(name: str) -> str:
-    """A column name as a Spark identifier: backticks, a backtick in it doubled (dots, unicode stay as they are)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _col(name: str) -> Column:
     from pyspark.sql import functions as F
 
-    return F.col(_quoted(name))
+    return F.col(spark_identifier(name))
 
 
-def _require(df: DataFrame, function: str) -> None:
+def require_function(df: DataFrame, function: str) -> None:
+    """A ``JarNotFoundError`` naming ``function`` (one of the jar's ``FUNCTIONS``) unless the DataFrame's session
+    has it: a clear refusal before a query that would fail on an unknown function.
+
+    Example:
+        >>> require_function(spark.range(1), "ubunye_rows_v1")  # doctest: +SKIP
+    """
     if not df.sparkSession.catalog.functionExists(function):
         msg = (
             f"engine='jvm' needs the JVM function {function}, which this Spark session does not have "
@@ -108,7 +109,7 @@ def _decode(
         raise HashError(msg)
     sums = []
     for c, (_, type_) in zip(p["columns"], columns, strict=True):
-        floats = type_ in ("float32", "float64")
+        floats = type_ in FLOAT_TYPES
         if (c["nans"] is None) == floats:
             raise HashError(f"{_PROFILE} gave nans={c['nans']} for column {c['name']!r} of type {type_}")
         sums.append((int(c["nulls"]), int(c["nans"] or 0), int(c["sum1"]), int(c["sum2"])))
@@ -139,8 +140,8 @@ def profile_spark_jvm(
     from pyspark.sql import functions as F
 
     schema, columns = spark_schema_string(df.schema), spark_columns(df.schema)
-    names, n = _options(df.columns, key, buckets)
-    _require(df, _PROFILE)
+    names, n = check_profile_options(df.columns, key, buckets)
+    require_function(df, _PROFILE)
     keys = F.array(*[F.lit(k) for k in names or ()])
     call = F.call_function(_PROFILE, F.lit(n), keys, *[_col(c) for c in df.columns])
     p = df.agg(call.alias("p")).collect()[0]["p"]
@@ -167,9 +168,15 @@ def spark_rows_in_buckets_jvm(df: DataFrame, key: tuple[str, ...] | None, n: int
     """
     from pyspark.sql import functions as F
 
-    _require(df, _BUCKET)
+    require_function(df, _BUCKET)
     bucket = F.call_function(_BUCKET, *[_col(c) for c in (key or df.columns)], F.lit(n))
     return df.where(bucket.isin(wanted) if wanted else F.lit(False))
 
 
-__all__ = ["hash_spark_jvm", "profile_spark_jvm", "spark_canonical_lines_jvm", "spark_rows_in_buckets_jvm"]
+__all__ = [
+    "hash_spark_jvm",
+    "profile_spark_jvm",
+    "require_function",
+    "spark_canonical_lines_jvm",
+    "spark_rows_in_buckets_jvm",
+]

@@ -38,9 +38,9 @@ import pyarrow.compute as pc
 from ubunye.exceptions import HashError
 from ubunye.hashing.digest import FrameHash, check_engine, finish, line_words
 from ubunye.hashing.encode import encode_array, join_object
-from ubunye.hashing.frame import BATCH_ROWS, to_arrow
+from ubunye.hashing.frame import BATCH_ROWS, frame_kind, to_arrow
 from ubunye.hashing.text import as_text, escaped, json_string
-from ubunye.hashing.types import is_string, schema_string, type_name
+from ubunye.hashing.types import FLOAT_TYPES, is_string, schema_string, type_name
 
 PROFILE_METHOD = "profile-v1"
 #: Buckets of a profile unless told otherwise (section 12.2).
@@ -49,7 +49,6 @@ DEFAULT_BUCKETS = 256
 MAX_BUCKETS = 65_536
 
 _MASK = (1 << 64) - 1
-_FLOATS = ("float32", "float64")
 # Lines hashed once per distinct value when a sample of the batch holds fewer distinct values than this share.
 _SAMPLE = 2048
 _FEW = 0.5
@@ -113,7 +112,7 @@ class ColumnProfile:
     fingerprint: str
 
 
-def _power_of_two(n: Any, what: str, zero_ok: bool) -> int:
+def _power_of_two(n: Any, what: str, zero_ok: bool) -> int:  # noqa: ANN401 (user input: operator.index checks it)
     """``n`` as an int when it is a power of two from 1 to MAX_BUCKETS (or 0 / None when ``zero_ok``)."""
     if n is None and zero_ok:
         return 0
@@ -133,7 +132,7 @@ def _power_of_two(n: Any, what: str, zero_ok: bool) -> int:
     return value
 
 
-def _key_tuple(key: Any) -> tuple[str, ...] | None:
+def _key_tuple(key: object) -> tuple[str, ...] | None:
     """A key as the sorted tuple of its names (the key line sorts them: section 12.2), or None for no key."""
     if key is None:
         return None
@@ -295,7 +294,7 @@ class ProfileSums:
         columns = {}
         for (name, type_), (nulls, nans, s1, s2) in zip(self.columns, self.column_sums, strict=True):
             columns[name] = ColumnProfile(
-                name, type_, nulls, nans if type_ in _FLOATS else None, s1, s2, _fingerprint(name, type_, n, s1, s2)
+                name, type_, nulls, nans if type_ in FLOAT_TYPES else None, s1, s2, _fingerprint(name, type_, n, s1, s2)
             )
         buckets = Buckets(self.n_buckets, self.key, self.buckets) if self.n_buckets else None
         return FrameProfile(finish(self.schema, n, self.sum1, self.sum2, engine=engine), columns, buckets)
@@ -400,6 +399,18 @@ def _sums(
     return ProfileSums(schema, columns, key, len(buckets), values[0], values[1], values[2], _quads(values[3:]), packed)
 
 
+def empty_sums(schema: str, columns: tuple[tuple[str, str], ...], key: tuple[str, ...] | None, n: int) -> ProfileSums:
+    """The sums of no rows of a table (its schema string and ``(name, type)`` columns): where :func:`merge` of
+    parts that may be none starts.
+
+    Example:
+        >>> empty = pa.table({"x": pa.array([], pa.int64())})
+        >>> empty_sums('struct<"x":int64>', (("x", "int64"),), None, 2) == profile_sums(empty, buckets=2)
+        True
+    """
+    return _sums(schema, columns, key, np.zeros(3 + 4 * len(columns), np.uint64), np.zeros((n, 3), np.uint64))
+
+
 def _quads(values: list[int]) -> tuple[tuple[int, int, int, int], ...]:
     """``(nulls, nans, sum1, sum2)`` per column from the flat list of them."""
     return tuple((values[i], values[i + 1], values[i + 2], values[i + 3]) for i in range(0, len(values), 4))
@@ -408,9 +419,26 @@ def _quads(values: list[int]) -> tuple[tuple[int, int, int, int], ...]:
 # --- options ---------------------------------------------------------------------------------------------------
 
 
-def _options(
-    columns: Sequence[str], key: Any, buckets: Any, zero_ok: bool = True
+def check_profile_options(
+    columns: Sequence[str], key: object, buckets: object, zero_ok: bool = True
 ) -> tuple[tuple[str, ...] | None, int]:
+    """Refuse, naming the value, a key or bucket count profile-v1 cannot use (docs/rows-v1.md section 12.2);
+    else the key as the sorted tuple of its names (None for none) and the bucket count.
+
+    ``key``: None (buckets of whole rows) or a non-empty list of distinct names of ``columns``. ``buckets``: a
+    power of two from 1 to 65,536, or 0 / None for none (unless ``zero_ok`` is false); a bool is refused, not
+    read as 1 or 0.
+
+    Example:
+        >>> check_profile_options(["id", "day"], ["id", "day"], 256)
+        (('day', 'id'), 256)
+        >>> check_profile_options(["id"], ["id", "id"], 256)
+        Traceback (most recent call last):
+        ubunye.hashing.profile.ProfileOptionError: profile-v1: key column 'id' is repeated in the key ['id', 'id'] ...
+        >>> check_profile_options(["id"], None, 100)
+        Traceback (most recent call last):
+        ubunye.hashing.profile.ProfileOptionError: profile-v1: buckets=100 is not a power of two from 1 to 65536 ...
+    """
     n = _power_of_two(buckets, "buckets", zero_ok=zero_ok)
     names = _key_tuple(key)
     if names is not None:
@@ -423,25 +451,14 @@ def _options(
     return names, n
 
 
-def check_profile_options(columns: Sequence[str], key: Sequence[str] | None, buckets: int | None) -> None:
-    """Refuse, naming the value, a key or bucket count profile-v1 cannot use (docs/rows-v1.md section 12.2).
-
-    ``key``: None (buckets of whole rows) or a non-empty list of distinct names of ``columns``. ``buckets``: a
-    power of two from 1 to 65,536, or 0 / None for none; a bool is refused, not read as 1 or 0.
+def wanted_buckets(wanted: Iterable[int], n: int) -> np.ndarray:
+    """The bucket indices in ``wanted``, sorted and distinct, as int64; a ``ProfileOptionError`` naming any that is
+    not an index from 0 to ``n - 1``.
 
     Example:
-        >>> check_profile_options(["id", "day"], ["day", "id"], 256)
-        >>> check_profile_options(["id"], ["id", "id"], 256)
-        Traceback (most recent call last):
-        ubunye.hashing.profile.ProfileOptionError: profile-v1: key column 'id' is repeated in the key ['id', 'id'] ...
-        >>> check_profile_options(["id"], None, 100)
-        Traceback (most recent call last):
-        ubunye.hashing.profile.ProfileOptionError: profile-v1: buckets=100 is not a power of two from 1 to 65536 ...
+        >>> wanted_buckets([3, 1, 3], 4).tolist()
+        [1, 3]
     """
-    _options(columns, key, buckets)
-
-
-def _wanted(wanted: Iterable[int], n: int) -> np.ndarray:
     out = []
     for w in wanted:
         value = None if isinstance(w, bool) else _index_or_none(w)
@@ -451,7 +468,7 @@ def _wanted(wanted: Iterable[int], n: int) -> np.ndarray:
     return np.array(sorted(set(out)), dtype=np.int64)
 
 
-def _index_or_none(value: Any) -> int | None:
+def _index_or_none(value: Any) -> int | None:  # noqa: ANN401 (anything: operator.index checks it)
     try:
         return operator.index(value)
     except TypeError:
@@ -611,8 +628,16 @@ def _key_words(batch: pa.RecordBatch, values: list[pa.Array], quoted: set[int], 
     return _row_words(join_object(names, [values[i] for i in key_idx], batch.num_rows, key_quoted))
 
 
-class _Profiler:
-    """Adds batches of one table into the numbers of a profile."""
+class Profiler:
+    """Adds batches of one table into the numbers of a profile (``add``), which ``sums`` gives as ProfileSums.
+
+    Example:
+        >>> b = pa.record_batch({"x": [1, 2]})
+        >>> p = Profiler(b.schema, None, 2)
+        >>> p.add(b)
+        >>> p.sums() == profile_sums(b, buckets=2)
+        True
+    """
 
     def __init__(self, schema: pa.Schema, key: tuple[str, ...] | None, n: int) -> None:
         self.schema = schema_string(schema)  # the type checks and errors of hash_frame, before any row is read
@@ -627,7 +652,8 @@ class _Profiler:
         self.buckets = np.zeros((n, 3), dtype=np.uint64)
         budget = [_KEPT_BYTES]
         self.lines = [
-            _Column(names[i], is_string(schema.types[i]), self.types[i] in _FLOATS, budget) for i in range(len(names))
+            _Column(names[i], is_string(schema.types[i]), self.types[i] in FLOAT_TYPES, budget)
+            for i in range(len(names))
         ]
 
     def add(self, batch: pa.RecordBatch) -> None:
@@ -659,21 +685,15 @@ class _Profiler:
 
 
 def _arrow_sums(table: pa.Table, key: tuple[str, ...] | None, n: int) -> ProfileSums:
-    profiler = _Profiler(table.schema, key, n)
+    profiler = Profiler(table.schema, key, n)
     for batch in _batches(table):
         profiler.add(batch)
     return profiler.sums()
 
 
-def _kind(frame: Any) -> str:
-    mod, name = type(frame).__module__, type(frame).__name__
-    for lib in ("pyspark", "pandas", "polars"):
-        if (mod == lib or mod.startswith(lib + ".")) and name == "DataFrame":
-            return lib
-    return "other"
-
-
-def profile_sums(frame: Any, *, key: Sequence[str] | None = None, buckets: int | None = DEFAULT_BUCKETS) -> ProfileSums:
+def profile_sums(
+    frame: object, *, key: Sequence[str] | None = None, buckets: int | None = DEFAULT_BUCKETS
+) -> ProfileSums:
     """The additive numbers of the profile of a frame ``hash_frame`` accepts, other than Spark (the twin).
 
     For profiling a table in parts (batches read one at a time): :func:`merge` the parts, then ``finish()``.
@@ -684,15 +704,19 @@ def profile_sums(frame: Any, *, key: Sequence[str] | None = None, buckets: int |
         >>> s.row_count, s.column_sums[0][0], s.n_buckets
         (2, 1, 2)
     """
-    if _kind(frame) == "pyspark":
+    if frame_kind(frame) == "pyspark":
         raise HashError("profile_sums runs the twin: give a Spark DataFrame to profile_frame instead")
     table = to_arrow(frame)
-    names, n = _options(table.schema.names, key, buckets)
+    names, n = check_profile_options(table.schema.names, key, buckets)
     return _arrow_sums(table, names, n)
 
 
 def profile_frame(
-    frame: Any, *, key: Sequence[str] | None = None, buckets: int | None = DEFAULT_BUCKETS, engine: str | None = None
+    frame: Any,  # noqa: ANN401 (any frame; a Spark one is passed on as such)
+    *,
+    key: Sequence[str] | None = None,
+    buckets: int | None = DEFAULT_BUCKETS,
+    engine: str | None = None,
 ) -> FrameProfile:
     """The profile-v1 of a table (docs/rows-v1.md section 12): its rows-v1 hash, a fingerprint per column and
     ``buckets`` row buckets (0 or None: none), by ``key`` (a list of column names) or of whole rows (None).
@@ -710,7 +734,7 @@ def profile_frame(
         (['x'], 1)
     """
     check_engine(engine, none_too=True)
-    if _kind(frame) == "pyspark":
+    if frame_kind(frame) == "pyspark":
         from ubunye.hashing.spark import profile_spark
 
         return profile_spark(frame, key=key, buckets=buckets, engine=engine)
@@ -721,8 +745,15 @@ def profile_frame(
     return profile_sums(frame, key=key, buckets=buckets).finish()
 
 
-def _batch_buckets(batch: pa.RecordBatch, key: tuple[str, ...] | None, n: int) -> np.ndarray:
-    """The bucket of every row of one batch (section 12.2); only the key columns are encoded when there is a key."""
+def batch_buckets(batch: pa.RecordBatch, key: tuple[str, ...] | None, n: int) -> np.ndarray:
+    """The bucket of every row of one batch (section 12.2; ``key`` as :func:`check_profile_options` gives it);
+    only the key columns are encoded when there is a key.
+
+    Example:
+        >>> b = batch_buckets(pa.record_batch({"id": [1, 2, 1], "x": [5, 6, 7]}), ("id",), 16)
+        >>> bool(b[0] == b[2]), len(b)
+        (True, 3)
+    """
     if batch.num_rows == 0:
         return np.zeros(0, dtype=np.intp)
     names = list(batch.schema.names)
@@ -738,11 +769,11 @@ def _batch_buckets(batch: pa.RecordBatch, key: tuple[str, ...] | None, n: int) -
 
 def _arrow_buckets(table: pa.Table, key: tuple[str, ...] | None, n: int) -> np.ndarray:
     schema_string(table.schema)  # the type checks and errors of hash_frame
-    parts = [_batch_buckets(batch, key, n) for batch in _batches(table)]
+    parts = [batch_buckets(batch, key, n) for batch in _batches(table)]
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
 
-def bucket_of_rows(frame: Any, *, key: Sequence[str] | None = None, buckets: int) -> np.ndarray:
+def bucket_of_rows(frame: object, *, key: Sequence[str] | None = None, buckets: int) -> np.ndarray:
     """The bucket (section 12.2) of every row, in the frame's row order, as int64 (the twin; not Spark, whose
     rows have no order: use :func:`rows_in_buckets` there).
 
@@ -752,14 +783,14 @@ def bucket_of_rows(frame: Any, *, key: Sequence[str] | None = None, buckets: int
         >>> bool(b[0] == b[2]), b.dtype
         (True, dtype('int64'))
     """
-    if _kind(frame) == "pyspark":
+    if frame_kind(frame) == "pyspark":
         raise HashError("bucket_of_rows reads rows in order, which a Spark DataFrame has not: use rows_in_buckets")
     table = to_arrow(frame)
-    names, n = _options(table.schema.names, key, buckets, zero_ok=False)
+    names, n = check_profile_options(table.schema.names, key, buckets, zero_ok=False)
     return _arrow_buckets(table, names, n)
 
 
-def rows_in_buckets(frame: Any, wanted: Iterable[int], *, key: Sequence[str] | None = None, buckets: int) -> Any:
+def rows_in_buckets(frame: Any, wanted: Iterable[int], *, key: Sequence[str] | None = None, buckets: int) -> Any:  # noqa: ANN401 (frame in, same kind out)
     """Only the rows of ``frame`` whose bucket (section 12.2, ``key`` and ``buckets`` as for the profile) is in
     ``wanted``, as the same kind of frame: pandas (index kept), pyarrow Table or RecordBatch, polars; a Spark
     DataFrame is filtered lazily, where it is. Other frames come back as a pyarrow Table.
@@ -772,14 +803,14 @@ def rows_in_buckets(frame: Any, wanted: Iterable[int], *, key: Sequence[str] | N
         >>> rows_in_buckets(df, a.buckets.differing(b.buckets), key=["id"], buckets=4)["id"].tolist()
         [3]
     """
-    kind = _kind(frame)
+    kind = frame_kind(frame)
     if kind == "pyspark":
         from ubunye.hashing.spark import spark_rows_in_buckets
 
         return spark_rows_in_buckets(frame, wanted, key=key, buckets=buckets)
     table = to_arrow(frame)
-    names, n = _options(table.schema.names, key, buckets, zero_ok=False)
-    chosen = _wanted(wanted, n)
+    names, n = check_profile_options(table.schema.names, key, buckets, zero_ok=False)
+    chosen = wanted_buckets(wanted, n)
     mask = np.isin(_arrow_buckets(table, names, n), chosen)
     if kind == "pandas":
         return frame[mask]

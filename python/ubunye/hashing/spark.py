@@ -18,15 +18,21 @@ from typing import TYPE_CHECKING
 
 from ubunye.hashing import executors, jvm
 from ubunye.hashing.digest import FrameHash, check_engine
-from ubunye.hashing.profile import DEFAULT_BUCKETS, FrameProfile, _options, _wanted
+from ubunye.hashing.profile import DEFAULT_BUCKETS, FrameProfile, check_profile_options, wanted_buckets
 from ubunye.hashing.types import spark_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 
-def _engine(df: DataFrame, engine: str | None) -> str:
-    """``engine`` checked, or the one the DataFrame's session can run when it is None."""
+def choose_engine(df: DataFrame, engine: str | None) -> str:
+    """``engine`` checked, or the one the DataFrame's session can run when it is None (``"jvm"`` when
+    ``ubunye.spark.jvm_usable`` says so, else ``"arrow"``).
+
+    Example:
+        >>> choose_engine(None, "arrow")
+        'arrow'
+    """
     check_engine(engine, none_too=True)
     if engine is not None:
         return engine
@@ -43,7 +49,7 @@ def hash_spark(df: DataFrame, engine: str | None = None) -> FrameHash:
         Traceback (most recent call last):
         ValueError: engine='jvn' is not one of 'arrow', 'jvm' or None (choose)
     """
-    if _engine(df, engine) == "jvm":
+    if choose_engine(df, engine) == "jvm":
         return jvm.hash_spark_jvm(df)
     return executors.hash_spark_arrow(df)
 
@@ -56,7 +62,7 @@ def spark_canonical_lines(df: DataFrame, limit: int | None = None, engine: str |
         Traceback (most recent call last):
         ValueError: engine='JVM' is not one of 'arrow', 'jvm' or None (choose)
     """
-    if _engine(df, engine) == "jvm":
+    if choose_engine(df, engine) == "jvm":
         return jvm.spark_canonical_lines_jvm(df, limit)
     return executors.spark_canonical_lines_arrow(df, limit)
 
@@ -73,8 +79,8 @@ def profile_spark(
         ValueError: engine='jvn' is not one of 'arrow', 'jvm' or None (choose)
     """
     check_engine(engine, none_too=True)
-    _options(df.columns, key, buckets)
-    if _engine(df, engine) == "jvm":
+    check_profile_options(df.columns, key, buckets)
+    if choose_engine(df, engine) == "jvm":
         return jvm.profile_spark_jvm(df, key, buckets)
     return executors.profile_spark_arrow(df, key, buckets)
 
@@ -92,11 +98,11 @@ def spark_rows_in_buckets(
     """
     check_engine(engine, none_too=True)  # before the frame is touched
     spark_columns(df.schema)  # the type checks and errors of the profile, before any job runs
-    names, n = _options(df.columns, key, buckets, zero_ok=False)
-    chosen = [int(w) for w in _wanted(wanted, n)]
-    if _engine(df, engine) == "jvm":
+    names, n = check_profile_options(df.columns, key, buckets, zero_ok=False)
+    chosen = [int(w) for w in wanted_buckets(wanted, n)]
+    if choose_engine(df, engine) == "jvm":
         return jvm.spark_rows_in_buckets_jvm(df, names, n, chosen)
     return executors.spark_rows_in_buckets_arrow(df, names, n, chosen)
 
 
-__all__ = ["hash_spark", "profile_spark", "spark_canonical_lines", "spark_rows_in_buckets"]
+__all__ = ["choose_engine", "hash_spark", "profile_spark", "spark_canonical_lines", "spark_rows_in_buckets"]

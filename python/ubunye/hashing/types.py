@@ -65,6 +65,8 @@ _SIMPLE: dict[str, tuple[pa.DataType, tuple[str, ...]]] = {
     "timestamp": (pa.timestamp("us", tz="UTC"), ("TimestampType",)),
     "timestamp_ntz": (pa.timestamp("us"), ("TimestampNTZType",)),
 }
+#: The rows-v1 float types: a profile counts the NaNs of their columns (section 12.1), and only theirs.
+FLOAT_TYPES = ("float32", "float64")
 _DECIMALS = "rows-v1 decimals have 1 <= precision <= 38 and 0 <= scale <= precision"
 
 
@@ -119,6 +121,28 @@ _is_string_view = getattr(pa.types, "is_string_view", _never)
 _is_binary_view = getattr(pa.types, "is_binary_view", _never)
 _is_list_view = getattr(pa.types, "is_list_view", _never)
 _is_large_list_view = getattr(pa.types, "is_large_list_view", _never)
+
+
+def is_string_view(t: pa.DataType) -> bool:
+    """Whether ``t`` is Arrow's ``string_view`` (pyarrow 16 and later; always False before, which has no views).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> is_string_view(pa.string())
+        False
+    """
+    return bool(_is_string_view(t))
+
+
+def is_binary_view(t: pa.DataType) -> bool:
+    """Whether ``t`` is Arrow's ``binary_view`` (pyarrow 16 and later; always False before, which has no views).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> is_binary_view(pa.binary())
+        False
+    """
+    return bool(_is_binary_view(t))
 
 
 def is_string(t: pa.DataType) -> bool:
@@ -309,6 +333,16 @@ def _spark_name(t: DataType, column: str, path: str) -> str:
     return name
 
 
+def spark_identifier(name: str) -> str:
+    """A column name as a Spark SQL identifier: backticks, a backtick in it doubled (dots, unicode stay as they are).
+
+    Example:
+        >>> spark_identifier("a.b`c")
+        '`a.b``c`'
+    """
+    return "`" + name.replace("`", "``") + "`"
+
+
 def spark_columns(schema: StructType) -> tuple[tuple[str, str], ...]:
     """``(name, rows-v1 type name)`` of every column of a Spark schema, in code point order of the names.
 
@@ -491,6 +525,7 @@ def parse_columns(columns: Iterable[tuple[str, str]]) -> list[tuple[str, str, Ty
 
 
 __all__ = [
+    "FLOAT_TYPES",
     "DecimalTree",
     "ListTree",
     "MapTree",
@@ -500,13 +535,16 @@ __all__ = [
     "check_unique",
     "format_type",
     "is_binary",
+    "is_binary_view",
     "is_list_view",
     "is_string",
+    "is_string_view",
     "parse_columns",
     "parse_schema",
     "parse_type",
     "schema_string",
     "spark_columns",
+    "spark_identifier",
     "spark_schema_string",
     "spark_type",
     "spark_type_name",

@@ -296,7 +296,7 @@ def _parse(data: bytes, shown: str, table: str, reader: str) -> FileSums:
     return FileSums(table, body["table_id"], reader, body["schema"], version, entries)
 
 
-def _entry(entry: Any) -> tuple[str, tuple[tuple[int, int, str | None], tuple[int, int, int]]] | None:
+def _entry(entry: object) -> tuple[str, tuple[tuple[int, int, str | None], tuple[int, int, int]]] | None:
     if not isinstance(entry, list) or len(entry) != 7:
         return None
     path, size, modified, dv, n, s1, s2 = entry

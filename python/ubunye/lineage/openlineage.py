@@ -40,6 +40,9 @@ import ubunye
 from ubunye.exceptions import ConfigError
 
 if TYPE_CHECKING:
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.event_v2 import RunEvent
+
     from ubunye.context import RunContext, RunOptions
     from ubunye.lineage.record import DatasetRecord, ErrorInfo
     from ubunye.lineage.recorder import LineageRecorder
@@ -227,17 +230,16 @@ class OpenLineageMonitor:
         self.namespace = namespace or os.environ.get("OPENLINEAGE_NAMESPACE") or "ubunye"
         self.transport = dict(transport) if transport else None
         self.table_namespace = table_namespace
-        #: Set by :func:`ubunye.monitors.build_monitors`: the run's options (where its record is) and its
-        #: LineageRecorder (whose record the events are noted in); None when the run is not recorded.
-        self.options: RunOptions | None = None
+        #: Set by :func:`ubunye.monitors.build_monitors`: the run's LineageRecorder (whose record the events are
+        #: noted in); None when the run is not recorded.
         self.recorder: LineageRecorder | None = None
-        self._client: Any = None
+        self._client: OpenLineageClient | None = None
         self.events: list[Any] = []  # the events sent by this monitor, for whoever drives it
         self._pending: dict[str, Any] | None = None  # the note of a run whose record does not exist yet
 
-    def task_start(self, context: RunContext, **_: Any) -> None:
+    def task_start(self, context: RunContext, options: RunOptions | None = None, **_: Any) -> None:  # noqa: ANN401 (ignored)
         """Send START."""
-        self._send(context, "START", context.started_at, [], [], None)
+        self._send(context, "START", context.started_at, [], [], None, options)
 
     def task_end(
         self,
@@ -247,11 +249,12 @@ class OpenLineageMonitor:
         outputs: list[DatasetRecord],
         error: ErrorInfo | None = None,
         inputs: list[DatasetRecord] | None = None,
-        **_: Any,
+        options: RunOptions | None = None,
+        **_: Any,  # noqa: ANN401 (the hook arguments this monitor ignores)
     ) -> None:
         """Send COMPLETE (success) or FAIL, with every input and output and their facets."""
         state = "COMPLETE" if status == "success" else "FAIL"
-        self._send(context, state, ended_at, list(inputs or []), list(outputs or []), error)
+        self._send(context, state, ended_at, list(inputs or []), list(outputs or []), error, options)
 
     # --- building ---------------------------------------------------------------------------------------------
 
@@ -263,12 +266,14 @@ class OpenLineageMonitor:
         inputs: list[DatasetRecord],
         outputs: list[DatasetRecord],
         error: ErrorInfo | None,
-    ) -> Any:
-        """The RunEvent of one state of a run (the client's own model classes)."""
+        options: RunOptions | None = None,
+    ) -> RunEvent:
+        """The RunEvent of one state of a run (the client's own model classes); its facet names the record at
+        ``options.record_path(context)`` (none without ``options``)."""
         from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
         from openlineage.client.facet_v2 import JobFacet, error_message_run, job_type_job
 
-        run_facets: dict[str, Any] = {RUN_FACET: self._run_facet(context)}
+        run_facets: dict[str, Any] = {RUN_FACET: self._run_facet(context, options)}
         if error is not None:
             run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
                 message=f"{error.type}: {error.message} (stage {error.stage})", programmingLanguage="python",
@@ -335,12 +340,12 @@ class OpenLineageMonitor:
             "outputStatistics": out_stats.OutputStatisticsOutputDatasetFacet(rowCount=d.row_count, producer=PRODUCER)
         }
 
-    def _run_facet(self, context: RunContext) -> Any:
+    def _run_facet(self, context: RunContext, options: RunOptions | None) -> object:
         record = getattr(self.recorder, "record", None)
         where = None
-        if self.options is not None:
+        if options is not None:
             try:
-                found = self.options.record_path(context)
+                found = options.record_path(context)
             except Exception:  # a name the store refuses: the record's own write says so
                 found = None
             where = None if found is None else str(found)
@@ -354,7 +359,7 @@ class OpenLineageMonitor:
 
     # --- sending ----------------------------------------------------------------------------------------------
 
-    def _client_for(self) -> Any:
+    def _client_for(self) -> OpenLineageClient:
         if self._client is None:
             from openlineage.client import OpenLineageClient
 
@@ -370,11 +375,12 @@ class OpenLineageMonitor:
         at: str,
         inputs: list[DatasetRecord],
         outputs: list[DatasetRecord],
-        error: Any,
+        error: ErrorInfo | None,
+        options: RunOptions | None,
     ) -> None:
         note = self._note(context)
         try:
-            event = self.event(context, state, at, inputs, outputs, error)
+            event = self.event(context, state, at, inputs, outputs, error, options)
             self._client_for().emit(event)
         except Exception as exc:  # never fails the run: logged, and noted in the record
             from ubunye.lineage.redact import mask_text

@@ -5,58 +5,48 @@ calls (still running, with the evidence so far) and at the end. It is one monito
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ubunye
+from ubunye.exceptions import RecordError
 from ubunye.lineage.environment import canonical_hash, capture_environment, code_hash, environment_hash
 from ubunye.lineage.liveness import process_facts
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, ProcessInfo, RunRecord, Timing
 from ubunye.lineage.redact import redact_config, redact_record
 from ubunye.lineage.secrets import secret_values
-from ubunye.lineage.store import RecordStore, RecordURL
+from ubunye.lineage.store import RecordStore
 
 if TYPE_CHECKING:
-    from ubunye.context import RunContext
+    from ubunye.context import RunContext, RunOptions
 
 log = logging.getLogger("ubunye")
 
 
 class LineageRecorder:
-    """Writes ``<usecase_dir>/.ubunye/lineage/<usecase>/<package>/<task>/<run_id>.json`` for each run.
+    """Writes the record of each run to ``options.record_path(context)``, ``options`` being the run's
+    :class:`~ubunye.context.RunOptions` every hook is given (:mod:`ubunye.monitors`): their store, and their
+    ``hash_inputs`` for what the record states of the inputs. Nothing about either is set on the recorder.
 
     Args:
-        hash_inputs: what the record states of the run's inputs: hashed (rows-v1) like every output, or, with
-            False, not read a second time (their data_hash and row_count are null, "-"). The run's
-            :class:`~ubunye.context.RunOptions` decide it; a recorder given to ``run_task(monitors=...)`` by
-            hand asks for it.
-        store: where to write: the run's ``options.store``; by default the RecordStore of the run's usecase_dir.
         sample_fraction: accepted so old configs load; ignored (every row is hashed), with a warning.
 
     Example:
-        >>> LineageRecorder(hash_inputs=False).hash_inputs, LineageRecorder.essential
-        (False, True)
+        >>> LineageRecorder().record is None, LineageRecorder.essential
+        (True, True)
     """
 
     name = "lineage"
     #: The runner does not swallow this monitor's errors: a run whose record cannot be written does not start.
     essential = True
 
-    def __init__(
-        self, hash_inputs: bool = True, store: RecordStore | None = None, sample_fraction: object = None
-    ) -> None:
+    def __init__(self, sample_fraction: object = None) -> None:
         if sample_fraction is not None:
             log.warning("LineageRecorder(sample_fraction=...) is deprecated and ignored: every row is hashed")
-        self.hash_inputs = bool(hash_inputs)
-        self.store = store
         self.record: RunRecord | None = None
-        self.path: Path | RecordURL | None = None
 
-    def _store(self, context: RunContext) -> RecordStore:
-        return self.store or RecordStore(context.usecase_dir)
-
-    def task_start(self, context: RunContext, **_: object) -> None:
+    def task_start(self, context: RunContext, options: RunOptions, **_: object) -> None:
         """Build the record from what is known before the run and write it with status ``running``."""
+        _store(options)
         config = redact_config(context.config.rendered, _secrets(context))
         env = capture_environment(context.backend, context.engine.environment())
         self.record = RunRecord(
@@ -78,14 +68,15 @@ class LineageRecorder:
             code_hash=code_hash(context.task_dir),
             environment=env,
             environment_hash=environment_hash(env),
-            hash_inputs=self.hash_inputs,
+            hash_inputs=bool(options.hash_inputs),
             process=ProcessInfo(**process_facts()),
         )
-        self._write(context)
+        self._write(context, options)
 
     def task_checkpoint(
         self,
         context: RunContext,
+        options: RunOptions,
         outputs: list[DatasetRecord] | None = None,
         error: ErrorInfo | None = None,
         inputs: list[DatasetRecord] | None = None,
@@ -100,12 +91,13 @@ class LineageRecorder:
         gone). Takes task_end's arguments; ``status``, ``ended_at`` and ``duration`` are ignored, the run has
         not ended.
         """
-        self._evidence(context, outputs, error, inputs, expectations, timings)
-        self._write(context)
+        self._evidence(context, options, outputs, error, inputs, expectations, timings)
+        self._write(context, options)
 
     def task_end(
         self,
         context: RunContext,
+        options: RunOptions,
         status: str,
         ended_at: str,
         duration: float,
@@ -117,15 +109,16 @@ class LineageRecorder:
         **_: object,
     ) -> None:
         """Complete the record (status, evidence, error) and write it again, atomically."""
-        record = self._evidence(context, outputs, error, inputs, expectations, timings)
+        record = self._evidence(context, options, outputs, error, inputs, expectations, timings)
         record.status = status
         record.ended_at = ended_at
         record.duration_seconds = round(duration, 6)
-        self._write(context)
+        self._write(context, options)
 
     def _evidence(
         self,
         context: RunContext,
+        options: RunOptions,
         outputs: list[DatasetRecord] | None,
         error: ErrorInfo | None,
         inputs: list[DatasetRecord] | None,
@@ -134,7 +127,7 @@ class LineageRecorder:
     ) -> RunRecord:
         """The record of this run (started if task_start was not called), holding the evidence given."""
         if self.record is None or self.record.run_id != context.run_id:
-            self.task_start(context)
+            self.task_start(context, options)
         assert self.record is not None
         self.record.inputs = list(inputs or [])
         self.record.outputs = list(outputs or [])
@@ -143,7 +136,7 @@ class LineageRecorder:
         self.record.error = error
         return self.record
 
-    def _write(self, context: RunContext) -> None:
+    def _write(self, context: RunContext, options: RunOptions) -> None:
         """Mask, then write atomically: every write of the record, start, checkpoint or end, goes through here."""
         assert self.record is not None
         process = self.record.process
@@ -153,7 +146,15 @@ class LineageRecorder:
         # The process facts are ubunye's own, like the environment: a hostname that happened to contain a
         # remembered value must not become "***", or no reader could tell whether the run is still going.
         self.record.process = process
-        self.path = self._store(context).write(self.record)
+        _store(options).write(self.record)
+
+
+def _store(options: RunOptions) -> RecordStore:
+    """The run's record store; a clear error when the options given were never settled for a recorded run."""
+    if options.store is None:
+        msg = "LineageRecorder: the run's options name no record store (settle them, e.g. build_monitors)"
+        raise RecordError(msg)
+    return options.store
 
 
 def _secrets(context: RunContext) -> set[str]:

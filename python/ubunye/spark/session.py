@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ubunye.exceptions import JarNotFoundError
 from ubunye.spark.jars import HOW_TO_BUILD, jar_path
 from ubunye.spark.lines import session_target
 
 if TYPE_CHECKING:
+    from py4j.java_gateway import JavaClass
     from pyspark.sql import SparkSession
+
+_T = TypeVar("_T")
 
 FUNCTION = "ubunye_rows_v1"
 # Every SQL function of the jar (ubunye.spark.UbunyeFunctions). require() checks them all, so a jar older than
@@ -63,11 +67,14 @@ def is_registered(spark: SparkSession) -> bool:
     return bool(spark.catalog.functionExists(FUNCTION))
 
 
-def _jvm_class(spark: Any, name: str) -> Any:
+def _jvm_class(spark: SparkSession, name: str) -> JavaClass | None:
     """``ubunye.spark.<name>`` through py4j, or None when no such class is on the session's classpath."""
     from py4j.java_gateway import JavaClass
 
-    cls = getattr(spark._jvm.ubunye.spark, name)  # py4j gives a JavaPackage for a class it cannot find
+    jvm = spark._jvm
+    if jvm is None:  # a session without py4j
+        return None
+    cls = getattr(jvm.ubunye.spark, name)  # py4j gives a JavaPackage for a class it cannot find
     return cls if isinstance(cls, JavaClass) else None
 
 
@@ -99,7 +106,7 @@ _HOW_TO_ATTACH = (
 )
 
 
-def _wanted(spark: Any) -> str:
+def _wanted(spark: SparkSession) -> str:
     try:
         return session_target(spark).jar_name
     except Exception:  # no jar for this Spark, or py4j refusing the Scala version query
@@ -205,10 +212,12 @@ def _probe_expected() -> dict[str, Any]:
     }
 
 
-def _probe(spark: Any) -> str | None:
+def _probe(spark: SparkSession) -> str | None:
     """None when the jar's aggregates run in this session and agree with the twin; else why not."""
     try:
         row = spark.sql(_PROBE_SQL).first()
+        if row is None:  # an aggregate always gives one row: a session that does not is broken
+            return "the ubunye probe query gave no row in this session"
         got = {name: row[name] for name in ("rows_v1", "profile_v1", "fingerprints", "buckets", "bucket_v1")}
     except Exception as exc:  # the JVM's error, whatever its class: a wrong jar fails in many ways
         first = (str(exc).strip().splitlines() or [""])[0][:300]
@@ -244,7 +253,7 @@ def jvm_usable(spark: SparkSession) -> bool:
     return usable
 
 
-def _quietly(call: Any, spark: Any) -> Any:
+def _quietly(call: Callable[[SparkSession], _T], spark: SparkSession) -> _T | None:
     """``call(spark)``, or None when py4j refuses (e.g. clusters that block JVM access from Python)."""
     try:
         return call(spark)
@@ -252,11 +261,11 @@ def _quietly(call: Any, spark: Any) -> Any:
         return None
 
 
-def _jar_present(spark: Any) -> bool:
+def _jar_present(spark: SparkSession) -> bool:
     return getattr(spark, "_jvm", None) is not None and _jvm_class(spark, "UbunyeFunctions") is not None
 
 
-def _check(spark: Any) -> bool:
+def _check(spark: SparkSession) -> bool:
     without = "hashing and profiling without the jar (engine='arrow')"
     if not is_registered(spark):
         # Quiet when there is no ubunye jar at all (the jar-free path is the plan); a warning when one is there
@@ -270,11 +279,11 @@ def _check(spark: Any) -> bool:
         problem = f"the ubunye jar has {FUNCTION} but not {', '.join(missing)} (a jar older than this package?)"
         warnings.warn(f"{problem}; {_HOW_TO_ATTACH}; {without}", JarWarning, stacklevel=4)
         return False
-    problem = _probe(spark)
-    if problem is None:
+    failed = _probe(spark)
+    if failed is None:
         return True
     advice = _quietly(diagnose, spark) or f"this session needs {_wanted(spark)}"
-    warnings.warn(f"{problem}; {advice}; {without}", JarWarning, stacklevel=4)
+    warnings.warn(f"{failed}; {advice}; {without}", JarWarning, stacklevel=4)
     return False
 
 
