@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ubunye.exceptions import ConfigError
 from ubunye.lineage.store import RecordStore, RecordURL, records_location
 
 if TYPE_CHECKING:
@@ -128,6 +129,21 @@ class RunOptions:
         inputs = (outputs and wanted) if self.hash_inputs is None else self.hash_inputs
         store = (self.store or _store_at(None, None) or RecordStore(usecase_dir)) if lineage else None
         return dataclasses.replace(self, lineage=lineage, hash_outputs=outputs, hash_inputs=inputs, store=store)
+
+    def __post_init__(self) -> None:
+        # Options come from users' code: a string "no" must not count as true, nor a path pass for a store.
+        for name in ("lineage", "hash_outputs", "hash_inputs"):
+            value: object = getattr(self, name)
+            if value is not None and not isinstance(value, bool):
+                msg = f"RunOptions.{name}: expected True, False or None, got {type(value).__name__} {value!r}"
+                raise ConfigError(msg)
+        store: object = self.store
+        if store is not None and not isinstance(store, RecordStore):
+            msg = (
+                f"RunOptions.store: expected a RecordStore or None, got {type(store).__name__} "
+                f"{store!r} (a path or URL goes to RunOptions.resolve(records=...))"
+            )
+            raise ConfigError(msg)
 
     def record_path(self, context: RunContext) -> Path | RecordURL | None:
         """Where the record of the run ``context`` is (or will be) stored; None when it is not recorded."""

@@ -132,6 +132,9 @@ def _hash_into(
             raise ConfigError(f"{where}: {exc}") from None
         except Exception as exc:
             record.profile_error = f"{type(exc).__name__}: {exc}"
+    elif delta and io.options:  # the per-file sums read the table plainly; reader options may change its rows
+        record.hash_mode = "full"
+        record.hash_reason = f"read with options ({', '.join(sorted(io.options))}): the frame read is hashed whole"
     elif delta:
         assert table is not None
         h = _hash_table(record, engine, io, table)
@@ -336,6 +339,9 @@ def _read(ctx: RunContext, run: _Run, hash_inputs: bool, cache: SumsCache | None
             with run.step("hash", f"inputs.{name}"):
                 where = f"{ctx.config.path}: CONFIG.inputs.{name}.key"
                 _hash_into(record, sources[name], ctx.engine, pinned, where, table)
+            if table is None and version is not None and record.hash_mode is None and record.data_hash:
+                record.hash_mode = "full"  # a Delta input hashed whole: say why it was not from per-file sums
+                record.hash_reason = "no cache of per-file sums (no record store, or it could not be opened: see log)"
     return sources
 
 

@@ -155,3 +155,18 @@ def test_the_cache_of_an_object_store_is_in_that_store(uc):
     assert (got.hash_mode, got.data_hash) == ("incremental", _full(uc).data_hash)
     assert fsspec.filesystem("memory").glob(f"{bucket}/records/.cache/delta-file-sums/deltalake/*/*.json.gz")
     assert not (uc / SUMS).exists()
+
+
+def test_a_delta_input_read_with_options_is_hashed_whole(uc):
+    task = _task(uc)
+    config = task / "config.yaml"
+    text = config.read_text()
+    assert "path: data/events" in text
+    config.write_text(
+        text.replace("path: data/events", "path: data/events\n      options: {withTimestamps: 'false'}", 1)
+    )
+    for _ in range(2):  # the second run has cached sums, and still reads the table whole
+        run_task(task)
+    got = last(uc, "count").inputs[0]
+    reason = "read with options (withTimestamps): the frame read is hashed whole"
+    assert (got.hash_mode, got.hash_reason, got.data_hash) == ("full", reason, _full(uc).data_hash)

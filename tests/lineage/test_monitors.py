@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,19 @@ def test_options_and_their_keywords_are_not_both_given(uc: Path) -> None:
     with pytest.raises(UbunyeError, match="options= or lineage=/records=/storage_options=, not both"):
         run_task(task, options=RunOptions(), lineage=True)
     assert not (uc / "data/o").exists()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [({"hash_inputs": "no"}, "RunOptions.hash_inputs"), ({"lineage": 1}, "RunOptions.lineage"),
+     ({"store": "/srv/records"}, "RunOptions.store")],
+)  # fmt: skip
+def test_run_options_of_the_wrong_type_are_refused_by_name(kwargs, named):
+    with pytest.raises(UbunyeError, match=re.escape(named)):
+        RunOptions(**kwargs)
+
+
+@pytest.mark.parametrize(("args", "kwargs"), [((False,), {}), ((), {"hash_inputs": False}), ((), {"store": "x"})])
+def test_the_recorder_refuses_the_switches_that_moved_to_the_run_options(args, kwargs):
+    with pytest.raises(UbunyeError, match=re.escape("RunOptions.resolve(")):
+        LineageRecorder(*args, **kwargs)

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+import ubunye
 from ubunye.exceptions import RecordError
 from ubunye.hashing.delta_files import FileSums
 
@@ -238,6 +239,8 @@ def _document(sums: FileSums) -> bytes:
         "format": _FORMAT,
         "format_version": _FORMAT_VERSION,
         "method": _METHOD,
+        # Sums from another ubunye are not trusted: a fix to an encoder would otherwise live on in the cache.
+        "ubunye_version": ubunye.__version__,
         "table": sums.table,
         "table_id": sums.table_id,
         "reader": sums.reader,
@@ -270,7 +273,11 @@ def _parse(data: bytes, shown: str, table: str, reader: str) -> FileSums:
         raise RecordError(f"{shown}: corrupt cached sums (not JSON: {exc})") from None
     if not isinstance(body, dict) or body.get("format") != _FORMAT:
         raise RecordError(f"{shown}: not a document of cached Delta file sums (format {_FORMAT!r})")
-    for name, expected in (("format_version", _FORMAT_VERSION), ("method", _METHOD)):
+    for name, expected in (
+        ("format_version", _FORMAT_VERSION),
+        ("method", _METHOD),
+        ("ubunye_version", ubunye.__version__),
+    ):
         if body.get(name) != expected:
             msg = f"{shown}: cached sums of {name} {body.get(name)!r}, not {expected!r} (another ubunye version's)"
             raise RecordError(msg)

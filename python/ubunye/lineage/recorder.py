@@ -8,7 +8,7 @@ import logging
 from typing import TYPE_CHECKING
 
 import ubunye
-from ubunye.exceptions import RecordError
+from ubunye.exceptions import ConfigError, RecordError
 from ubunye.lineage.environment import canonical_hash, capture_environment, code_hash, environment_hash
 from ubunye.lineage.liveness import process_facts
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, ProcessInfo, RunRecord, Timing
@@ -39,7 +39,15 @@ class LineageRecorder:
     #: The runner does not swallow this monitor's errors: a run whose record cannot be written does not start.
     essential = True
 
-    def __init__(self, sample_fraction: object = None) -> None:
+    def __init__(self, *args: object, sample_fraction: object = None, **removed: object) -> None:
+        if args or removed:  # hash_inputs= and store= moved to the run's options: say so, never drop them quietly
+            given = ", ".join([repr(a) for a in args] + [f"{k}=" for k in removed])
+            msg = (
+                f"LineageRecorder({given}): the recorder takes no store or hashing switch any more; give them to the "
+                "run: run_task(..., options=RunOptions.resolve(records=..., hash_inputs=False)) or config.yaml's "
+                "lineage entry"
+            )
+            raise ConfigError(msg)
         if sample_fraction is not None:
             log.warning("LineageRecorder(sample_fraction=...) is deprecated and ignored: every row is hashed")
         self.record: RunRecord | None = None
