@@ -6,7 +6,7 @@ import java.util.Base64
 
 import com.fasterxml.jackson.core.io.schubfach.{DoubleToDecimal, FloatToDecimal}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
+import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeArrayData, UnsafeRow}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
@@ -113,10 +113,26 @@ private[spark] object CanonicalLine {
   }
 
   private val Pow10: Array[Long] = Array.iterate(1L, 19)(_ * 10)
+  // The unscaled values appendCompact takes from a wide column: bitLength < 63, as the BigInteger path checks.
+  private final val CompactMin = -(1L << 62)
+  private final val CompactMax = 1L << 62
 
   /** Section 5.2: BigDecimal.toString at scale exactly s. */
   final case class DecimalWriter(precision: Int, scale: Int) extends ValueWriter {
     def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+      if (precision > 18 && (in.isInstanceOf[UnsafeRow] || in.isInstanceOf[UnsafeArrayData])) {
+        // Spark internals: UnsafeRow and UnsafeArrayData hold a decimal wider than 18 digits as the big-endian
+        // two's complement bytes of its unscaled value at the column's scale (BigInteger.toByteArray, written by
+        // UnsafeWriter; read back the same way by their getDecimal, Spark 3.5 to 4.3). Most values of a wide
+        // column fit a Long: read those without the BigInteger, BigDecimal and Decimal getDecimal builds.
+        val bytes = in.getBinary(ordinal)
+        if (bytes.length > 0 && bytes.length <= 8) {
+          var unscaled: Long = bytes(0).toLong // sign-extended
+          var i = 1
+          while (i < bytes.length) { unscaled = (unscaled << 8) | (bytes(i) & 0xff); i += 1 }
+          if (unscaled >= CompactMin && unscaled < CompactMax) { appendCompact(unscaled, out); return }
+        }
+      }
       val d = in.getDecimal(ordinal, precision, scale)
       if (precision <= 18) appendCompact(d.toUnscaledLong, out)
       else {
@@ -171,10 +187,17 @@ private[spark] object CanonicalLine {
     // Spark internals: a UTF8String is a (base object, offset, length) view; when the base is a byte[]
     // (on-heap rows, the usual case) its bytes are escaped in place without a copy.
     override protected def writeEscaped(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
-      val s = valid(in.getUTF8String(ordinal))
-      s.getBaseObject match {
+      val s = in.getUTF8String(ordinal)
+      val mark = out.length
+      val nonAscii = s.getBaseObject match {
         case a: Array[Byte] => out.appendEscaped(a, (s.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt, s.numBytes)
         case _              => out.appendEscaped(s.getBytes, 0, s.numBytes)
+      }
+      // All-ASCII text is well-formed UTF-8: only text with a byte >= 0x80 is checked, and rewritten if it is not.
+      if (nonAscii && !SparkCompat.isValidUtf8(s)) {
+        out.truncate(mark)
+        val fixed = valid(s).getBytes
+        out.appendEscaped(fixed, 0, fixed.length)
       }
     }
     override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
@@ -198,7 +221,24 @@ private[spark] object CanonicalLine {
 
   /** yyyy-MM-dd of a day since the epoch. Years 0..9999 by integer arithmetic (H. Hinnant's civil_from_days,
     * no allocation); other years through LocalDate.toString, which is section 5.3's rule for them. */
-  def appendDate(epochDay: Long, out: LineBuffer): Unit = {
+  def appendDate(epochDay: Long, out: LineBuffer): Unit =
+    // 0000-03-01 (the start of era 0, where z = 0) to 9999-12-31: z >= 0 and everything fits an Int, so the
+    // divisions are Int divisions by constants and no floorDiv is needed. Other days take the Long path.
+    if (epochDay >= -719468L && epochDay <= 2932896L) {
+      // C. Neri and L. Schneider, "Euclidean affine functions and applications to calendar algorithms" (2022),
+      // their to-date algorithm with no shift (n >= 0 here): three divisions by constants instead of Hinnant's
+      // ten. The year runs from March: days after February belong to the next calendar year.
+      val n1 = 4 * (epochDay.toInt + 719468) + 3
+      val century = n1 / 146097
+      val p2 = 2939745L * (4 * (n1 % 146097 / 4) + 3)
+      val dayOfYear = ((p2 & 0xffffffffL) / 2939745L / 4).toInt // 0 = March 1
+      val n3 = 2141 * dayOfYear + 197913
+      val late = dayOfYear >= 306 // January and February
+      val year = 100 * century + (p2 >>> 32).toInt + (if (late) 1 else 0)
+      out.appendYearMonthDay(year, if (late) (n3 >>> 16) - 12 else n3 >>> 16, (n3 & 0xffff) / 2141 + 1)
+    } else appendDateLong(epochDay, out)
+
+  private def appendDateLong(epochDay: Long, out: LineBuffer): Unit = {
     val z = epochDay + 719468L
     val era = Math.floorDiv(z, 146097L)
     val doe = z - era * 146097L
@@ -208,13 +248,8 @@ private[spark] object CanonicalLine {
     val day = doy - (153 * mp + 2) / 5 + 1
     val month = if (mp < 10) mp + 3 else mp - 9
     val year = yoe + era * 400 + (if (month <= 2) 1 else 0)
-    if (year >= 0 && year <= 9999) {
-      out.appendPadded(year, 4)
-      out.append('-')
-      out.appendPadded(month, 2)
-      out.append('-')
-      out.appendPadded(day, 2)
-    } else out.appendAscii(LocalDate.ofEpochDay(epochDay).toString)
+    if (year >= 0 && year <= 9999) out.appendYearMonthDay(year.toInt, month.toInt, day.toInt)
+    else out.appendAscii(LocalDate.ofEpochDay(epochDay).toString)
   }
 
   /** Microseconds since the epoch: of the instant (timestamp, written in UTC with `Z`) or of the wall clock
@@ -226,16 +261,9 @@ private[spark] object CanonicalLine {
       val micros = in.getLong(ordinal)
       val day = Math.floorDiv(micros, MicrosPerDay)
       val ofDay = Math.floorMod(micros, MicrosPerDay)
-      val seconds = ofDay / 1000000L
       appendDate(day, out)
       out.append('T')
-      out.appendPadded(seconds / 3600, 2)
-      out.append(':')
-      out.appendPadded(seconds / 60 % 60, 2)
-      out.append(':')
-      out.appendPadded(seconds % 60, 2)
-      out.append('.')
-      out.appendPadded(ofDay % 1000000L, 6)
+      out.appendTimeOfDay((ofDay / 1000000L).toInt, (ofDay % 1000000L).toInt)
       if (zulu) out.append('Z')
     }
   }
