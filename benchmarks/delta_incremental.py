@@ -1,11 +1,13 @@
 """`make bench`, Delta section: the incremental hash of a 200-file Delta table after one file is appended, against
-the full hash of it, on both engines (never asserted in tests; the bar: at least 20x faster than a full hash).
+the full hash of it, on both engines (never asserted in tests; the bar: at least 20x faster than a full hash); and
+the same with the profile on (column fingerprints and 256 buckets keyed on ``id``, from per-file partials) against
+a full profile.
 
 Each round appends one file (not timed), then times the full hash (the table read whole and hashed, as the
 engines do without a cache) and ``hash_delta`` with the cache filled by the previous round (it reads the log and
 the one new file). Medians of the rounds; the cache is in a local folder.
 
-Run: python -m benchmarks.delta_incremental [--files N] [--rows-per-file N] [--runs K] [--no-spark]
+Run: python -m benchmarks.delta_incremental [--files N] [--rows-per-file N] [--runs K] [--no-spark] [--no-profiles]
 """
 
 from __future__ import annotations
@@ -55,36 +57,49 @@ def _rounds(
         read.append(h.files_read)
         t, reference = _timed(full)
         full_s.append(t)
-        if h.hash != reference or h.hash_mode != "incremental":  # a bench of a wrong hash measures nothing
-            raise RuntimeError(f"incremental {h} differs from the full hash {reference}")
+        got = h.profile if h.profile is not None else h.hash
+        if got != reference or h.hash_mode != "incremental":  # a bench of a wrong hash measures nothing
+            raise RuntimeError(f"incremental {h} differs from the full one {reference}")
     f, n = statistics.median(full_s), statistics.median(inc_s)
     return [f"| {f:.3f} | {n:.3f} | {f / n:.0f}x | {max(read)} |"]
 
 
-def arrow_rows(files: int, rows: int, runs: int) -> list[str]:
+#: The profile the profiled rows measure: 256 buckets keyed on ``id`` (the bench's own choice of key).
+PROFILE: dict[str, Any] = {"key": ["id"], "buckets": 256}
+
+
+def arrow_rows(files: int, rows: int, runs: int, profile: bool = False) -> list[str]:
     from deltalake import DeltaTable, write_deltalake
 
     from ubunye.hashing import hash_frame
     from ubunye.hashing.delta_hash import hash_delta
+    from ubunye.hashing.profile import profile_frame
     from ubunye.lineage.file_sums import FileSumsCache
 
     path, cache = tempfile.mkdtemp() + "/t", FileSumsCache(tempfile.mkdtemp())
     for i in range(files):
         write_deltalake(path, _rows(rows, i * rows), mode="append")
-    hash_delta(path, cache=cache)  # fills the cache: every file read once
+    options: dict[str, Any] = {"profile": True, **PROFILE} if profile else {}
+    hash_delta(path, cache=cache, **options)  # fills the cache: every file read once
+
+    def full() -> Any:
+        table = DeltaTable(path).to_pyarrow_table()
+        return profile_frame(table, **PROFILE) if profile else hash_frame(table)
+
     line = _rounds(
         runs,
         lambda i: write_deltalake(path, _rows(rows, (files + i) * rows), mode="append"),
-        lambda: hash_frame(DeltaTable(path).to_pyarrow_table()),
-        lambda: hash_delta(path, cache=cache),
+        full,
+        lambda: hash_delta(path, cache=cache, **options),
     )
-    return [f"| Arrow (deltalake, the twin) {line[0]}"]
+    what = "profile keyed on id" if profile else "hash"
+    return [f"| Arrow (deltalake, the twin), {what} {line[0]}"]
 
 
-def spark_rows(files: int, rows: int, runs: int) -> list[str]:
+def spark_rows(files: int, rows: int, runs: int, profile: bool = False) -> list[str]:
     from ubunye.engines.spark_engine import new_session
     from ubunye.hashing.delta_hash import hash_delta
-    from ubunye.hashing.spark import hash_spark
+    from ubunye.hashing.spark import hash_spark, profile_spark
     from ubunye.lineage.file_sums import FileSumsCache
     from ubunye.spark import jvm_usable
 
@@ -101,30 +116,44 @@ def spark_rows(files: int, rows: int, runs: int) -> list[str]:
         )  # fmt: skip
 
     frame(files * rows, 0).repartition(files).write.format("delta").save(path)
-    hash_delta(path, cache=cache, spark=spark, engine=engine)  # fills the cache
-    hash_spark(spark.read.format("delta").load(path), engine=engine)  # warm-up: JIT, Python workers
+    options: dict[str, Any] = {"profile": True, **PROFILE} if profile else {}
+    hash_delta(path, cache=cache, spark=spark, engine=engine, **options)  # fills the cache
+
+    def full() -> Any:
+        table = spark.read.format("delta").load(path)
+        return profile_spark(table, engine=engine, **PROFILE) if profile else hash_spark(table, engine=engine)
+
+    full()  # warm-up: JIT, Python workers
     line = _rounds(
         runs,
         lambda i: frame(rows, (files + i) * rows).coalesce(1).write.format("delta").mode("append").save(path),
-        lambda: hash_spark(spark.read.format("delta").load(path), engine=engine),
-        lambda: hash_delta(path, cache=cache, spark=spark, engine=engine),
+        full,
+        lambda: hash_delta(path, cache=cache, spark=spark, engine=engine, **options),
     )
     spark.stop()
-    what = "ubunye_rows_v1, the jar" if engine == "jvm" else "the twin in mapInArrow: no jar"
-    return [f"| Spark local[2] ({what}) {line[0]}"]
+    jar = "ubunye_profile_v1" if profile else "ubunye_rows_v1"
+    what = f"{jar}, the jar" if engine == "jvm" else "the twin in mapInArrow: no jar"
+    kind = "profile keyed on id" if profile else "hash"
+    return [f"| Spark local[2] ({what}), {kind} {line[0]}"]
 
 
-def delta_section(files: int = 200, rows: int = 10_000, runs: int = 3, spark: bool = True) -> list[str]:
-    """The Delta section of `make bench`, as Markdown lines."""
+def delta_section(
+    files: int = 200, rows: int = 10_000, runs: int = 3, spark: bool = True, profiles: bool = True
+) -> list[str]:
+    """The Delta section of `make bench`, as Markdown lines (with ``profiles``, the profiled rows too)."""
     out = [
         f"### Delta: {files} files x {rows:,} rows, one file appended, median of {runs} rounds",
         "",
-        "| engine | full hash s | incremental s | speed-up | files read |",
+        "| engine | full s | incremental s | speed-up | files read |",
         "|---|---:|---:|---:|---:|",
         *arrow_rows(files, rows, runs),
     ]
+    if profiles:
+        out.extend(arrow_rows(files, rows, runs, profile=True))
     if spark:
         out.extend(spark_rows(files, rows, runs))
+        if profiles:
+            out.extend(spark_rows(files, rows, runs, profile=True))
     return out
 
 
@@ -134,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows-per-file", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument("--no-profiles", action="store_true")
     args = parser.parse_args(argv)
-    print("\n".join(delta_section(args.files, args.rows_per_file, args.runs, not args.no_spark)))
+    print("\n".join(delta_section(args.files, args.rows_per_file, args.runs, not args.no_spark, not args.no_profiles)))
     return 0
 
 

@@ -39,8 +39,8 @@ from ubunye.task import load_task_class
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from ubunye.hashing import FrameHash
     from ubunye.hashing.delta_files import SumsCache
+    from ubunye.hashing.delta_hash import DeltaHash
 
 log = logging.getLogger("ubunye")
 
@@ -114,30 +114,37 @@ def _hash_into(
     """The rows-v1 hash into ``record``, with the profile (docs/rows-v1.md section 12) in the same pass unless
     the dataset turns it off. A key naming no column of the frame fails the run (a ConfigError naming ``where``,
     the dataset's config key) before any output is written; a profile that cannot be computed otherwise leaves
-    the data hash to the plain hash and says why in profile_error. An input read from ``table`` is hashed from
-    the per-file sums cached for it where the engine can (``Engine.hash_delta``; the same hash)."""
+    the data hash to the plain hash and says why in profile_error. An input read from ``table`` is hashed (and
+    profiled) from the per-file sums (and profile partials) cached for it where the engine can
+    (``Engine.hash_delta``; the same hash and profile as the frame's)."""
+    from ubunye.hashing.profile import ProfileOptionError
+
     profiled, h = None, None
     # hash_delta, profile, delta_version, check_output and local_root are the Engine's optional members: a backend
     # written to docs/backends.md's interface has none of them, and runs as before they existed.
     delta = table is not None and hasattr(engine, "hash_delta") and io.format == "delta" and io.path is not None
-    if io.profile and hasattr(engine, "profile"):
-        if delta:  # profiles are made in one pass over every row: there are no per-file profiles (yet)
-            record.hash_mode, record.hash_reason = "full", "the profile reads every row (profile: false skips it)"
-        from ubunye.hashing.profile import ProfileOptionError
-
-        try:
-            profiled = engine.profile(frame, key=io.key or None, buckets=io.buckets)
-            h = profiled.hash
-        except ProfileOptionError as exc:  # the config's key names no column of the frame: the user's to fix
-            raise ConfigError(f"{where}: {exc}") from None
-        except Exception as exc:
-            record.profile_error = f"{type(exc).__name__}: {exc}"
-    elif delta and io.options:  # the per-file sums read the table plainly; reader options may change its rows
-        record.hash_mode = "full"
-        record.hash_reason = f"read with options ({', '.join(sorted(io.options))}): the frame read is hashed whole"
-    elif delta:
-        assert table is not None
-        h = _hash_table(record, engine, io, table)
+    profiling = io.profile and hasattr(engine, "profile")
+    try:
+        if delta and io.options:  # the per-file numbers read the table plainly; reader options may change its rows
+            record.hash_mode = "full"
+            record.hash_reason = f"read with options ({', '.join(sorted(io.options))}): the frame read is hashed whole"
+        elif delta:
+            assert table is not None
+            got = _hash_table(record, engine, io, table)
+            if got is not None:
+                h, profiled = got.hash, got.profile if profiling else None
+                if profiling and profiled is None:  # an engine whose hash_delta makes no profile
+                    record.hash_mode, record.hash_reason = "full", "the engine's hash_delta gives no profile"
+        if profiling and profiled is None:
+            try:
+                profiled = engine.profile(frame, key=io.key or None, buckets=io.buckets)
+                h = profiled.hash
+            except ProfileOptionError:
+                raise
+            except Exception as exc:
+                record.profile_error = f"{type(exc).__name__}: {exc}"
+    except ProfileOptionError as exc:  # the config's key names no column of the frame: the user's to fix
+        raise ConfigError(f"{where}: {exc}") from None
     try:
         h = h or engine.hash(frame)
     except Exception as exc:  # honest failure: no data hash, and why; never the schema hash instead
@@ -150,11 +157,16 @@ def _hash_into(
             setattr(record, name, value)
 
 
-def _hash_table(record: DatasetRecord, engine: Engine[Any], io: IOConfig, table: _Table) -> FrameHash | None:
-    """The Delta input's hash through the engine's ``hash_delta``, its mode and reason into ``record``; None
-    (the frame is then hashed whole, and the record says why) when the engine cannot hash the table so."""
+def _hash_table(record: DatasetRecord, engine: Engine[Any], io: IOConfig, table: _Table) -> DeltaHash | None:
+    """The Delta input's hash (and its profile when ``io.profile``) through the engine's ``hash_delta``, its mode
+    and reason into ``record``; None (the frame is then hashed whole, and the record says why) when the engine
+    cannot hash the table so. A key naming no column of the table is raised (a ProfileOptionError)."""
+    from ubunye.hashing.profile import ProfileOptionError
+
     try:
         got = engine.hash_delta(io, table.base_dir, version=table.version, cache=table.cache)
+    except ProfileOptionError:
+        raise
     except Exception as exc:  # e.g. deltalake cannot open a dbfs: path Spark reads: the frame read is hashed whole
         reason = f"{type(exc).__name__}: {exc}"
         log.info("input %r: hashed in full, not from per-file sums: %s", io.name, reason)
@@ -163,7 +175,7 @@ def _hash_table(record: DatasetRecord, engine: Engine[Any], io: IOConfig, table:
     if got is None:
         return None
     record.hash_mode, record.hash_reason = got.hash_mode, got.reason
-    return got.hash
+    return got
 
 
 def _sums_cache(options: RunOptions) -> SumsCache | None:

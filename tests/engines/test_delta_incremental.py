@@ -1,8 +1,9 @@
-"""Incremental rows-v1 of Delta tables on Arrow (deltalake): always the hash of the table read whole.
+"""Incremental rows-v1 and profile-v1 of Delta tables on Arrow (deltalake): always those of the table read whole.
 
-The reference is what the pandas engine hashes: ``hash_frame(DeltaTable(path).to_pyarrow_table())``. Random
-sequences of appends, deletes, updates, overwrites, OPTIMIZE, VACUUM and schema-merging appends are checked after
-every step, on plain and partitioned tables, with the cache in a local folder.
+The reference is what the pandas engine hashes and profiles: ``hash_frame`` / ``profile_frame`` of
+``DeltaTable(path).to_pyarrow_table()``. Random sequences of appends, deletes, updates, overwrites, OPTIMIZE,
+VACUUM and schema-merging appends are checked after every step, on plain and partitioned tables, with and without
+a key, with the cache in a local folder.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from deltalake import DeltaTable, write_deltalake
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.hashing.profile_checks import assert_same_profile
 from ubunye.hashing import hash_frame
 from ubunye.hashing.delta_hash import hash_delta
+from ubunye.hashing.profile import profile_frame
 from ubunye.lineage.file_sums import FileSumsCache
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("day", pa.string())])
@@ -32,14 +35,18 @@ def _full(path: Path):
     return hash_frame(DeltaTable(str(path)).to_pyarrow_table())
 
 
+def _full_profile(path: Path, key, buckets):
+    return profile_frame(DeltaTable(str(path)).to_pyarrow_table(), key=key, buckets=buckets)
+
+
 def _rows(ids: list[int], schema: pa.Schema, day: str | None = None) -> pa.Table:
     columns = {
         "id": ids,
         "name": [None if i % 4 == 0 else f"n{i}é" for i in ids],
         "day": [day if day is not None else (None if i % 5 == 0 else f"d{i % 3} a/b%") for i in ids],
     }
-    if "score" in schema.names:
-        columns["score"] = [None if i % 2 else i / 3 for i in ids]
+    if "score" in schema.names:  # nulls and NaNs: a float column's profile counts both
+        columns["score"] = [None if i % 2 else float("nan") if i % 3 == 0 else i / 3 for i in ids]
     return pa.table(columns, schema=schema)
 
 
@@ -78,23 +85,36 @@ STEPS = st.lists(
 )  # fmt: skip
 
 
+KEYS = st.sampled_from([None, ["id"], ["name", "day"]])
+BUCKETS = st.sampled_from([0, 1, 16, 256])
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=STEPS, partitioned=st.booleans())
-def test_incremental_equals_full_after_every_step(tmp_path_factory, steps, partitioned):
+@given(steps=STEPS, partitioned=st.booleans(), key=KEYS, buckets=BUCKETS)
+def test_incremental_equals_full_after_every_step(tmp_path_factory, steps, partitioned, key, buckets):
     path = tmp_path_factory.mktemp("table") / "t"
     cache = FileSumsCache(tmp_path_factory.mktemp("records"))
     write_deltalake(str(path), _rows([0, 1, 2], SCHEMA), partition_by=["day"] if partitioned else None)
     counter = [3]
     before = hash_delta(str(path), cache=cache)
     assert before.hash == _full(path) and before.hash_mode == "full"
+    key = key if buckets else None  # a key places rows in buckets: none without them
+    profiled = hash_delta(str(path), cache=cache, profile=True, key=key, buckets=buckets)
+    assert profiled.hash_mode == "full"  # the sums cached just before are no profiles
+    assert_same_profile(profiled.profile, _full_profile(path, key, buckets))
     for step in steps:
         _apply(path, step, partitioned, counter)
-        got = hash_delta(str(path), cache=cache)
-        assert got.hash == _full(path), step
-        assert got.version == DeltaTable(str(path)).version()
-        assert got.files == len(DeltaTable(str(path)).file_uris()) == got.files_reused + got.files_read
-        assert (got.hash_mode == "incremental") == (got.files_reused > 0)
-        assert (got.reason is None) == (got.hash_mode == "incremental")
+        for got in (
+            hash_delta(str(path), cache=cache),
+            hash_delta(str(path), cache=cache, profile=True, key=key, buckets=buckets),
+        ):
+            assert got.hash == _full(path), step
+            assert got.version == DeltaTable(str(path)).version()
+            assert got.files == len(DeltaTable(str(path)).file_uris()) == got.files_reused + got.files_read
+            assert (got.hash_mode == "incremental") == (got.files_reused > 0)
+            assert (got.reason is None) == (got.hash_mode == "incremental")
+        assert_same_profile(got.profile, _full_profile(path, key, buckets))
+        assert got.profile.hash == got.hash
 
 
 def _table_of(path: Path, files: int, partitioned: bool = False) -> None:
@@ -305,3 +325,154 @@ def test_the_document_is_compact_json(tmp_path):
     assert {f[0]: f[1] for f in body["files"]} == logged
     for name, _size, _modified, dv, n, _s1, _s2 in body["files"]:  # each file's count is its Parquet row count
         assert (dv, n) == (None, pq.read_metadata(path / name).num_rows)
+
+
+# --- profile-v1 from per-file partials -------------------------------------------------------------------------
+
+
+def _profile(path: Path, cache, key=("id",), buckets=16):
+    return hash_delta(str(path), cache=cache, profile=True, key=list(key) if key else None, buckets=buckets)
+
+
+def _profile_documents(cache: FileSumsCache, path: Path, key=("id",), buckets=16) -> list[Path]:
+    return sorted(Path(cache.where_profiles(str(path.resolve()), "deltalake", key, buckets)).glob("*.json.gz"))
+
+
+@pytest.mark.parametrize("key", [("id",), None])
+def test_a_profiled_append_reads_only_the_added_file(tmp_path, key):
+    path, cache = tmp_path / "t", FileSumsCache(tmp_path / "records")
+    _table_of(path, 5, partitioned=True)
+    first = _profile(path, cache, key)
+    assert (first.hash_mode, first.files_read) == ("full", 5)
+    assert (
+        first.reason
+        == f"no per-file profiles of this table (key {list(key) if key else None}, 16 buckets) are cached yet"
+    )
+    old = [Path(u) for u in DeltaTable(str(path)).file_uris()]
+    write_deltalake(str(path), _rows([100, 101], EXTRA, day="d1"), mode="append", schema_mode="merge")
+    write_deltalake(str(path), _rows([102], EXTRA, day="d0"), mode="append")
+    got = _profile(path, cache, key)  # the schema changed: every file read, and cached under the new schema
+    assert (got.hash_mode, got.files_read) == ("full", 7)
+    assert got.reason.startswith("the table's schema changed since its profiles were cached (was ")
+    write_deltalake(str(path), _rows([104, 105], EXTRA, day="d0"), mode="append")
+    want = _full_profile(path, list(key) if key else None, 16)
+    for f in old:  # an old file that were read now would fail the profile: only the new one may be read
+        f.write_bytes(b"not parquet")
+    got = _profile(path, cache, key)
+    assert (got.hash_mode, got.reason, got.files_reused, got.files_read) == ("incremental", None, 7, 1)
+    assert_same_profile(got.profile, want)
+    assert got.profile.columns["score"].nans == 1 and got.profile.columns["score"].nulls > 0  # id 102 is the one NaN
+
+
+def test_partials_of_another_key_or_bucket_count_are_never_used(tmp_path):
+    path, cache = tmp_path / "t", FileSumsCache(tmp_path / "records")
+    _table_of(path, 3)
+    _profile(path, cache, ("id",), 16)
+    for key, buckets in ((None, 16), (("id",), 32), (("day", "id"), 16)):
+        got = _profile(path, cache, key, buckets)
+        shown = list(key) if key else None
+        assert (got.hash_mode, got.files_read) == ("full", 3)
+        assert got.reason == f"no per-file profiles of this table (key {shown}, {buckets} buckets) are cached yet"
+        assert_same_profile(got.profile, _full_profile(path, shown, buckets))
+    again = _profile(path, cache, ("id",), 16)  # each key and bucket count keeps its own partials
+    assert (again.hash_mode, again.files_read) == ("incremental", 0)
+    # A document of key id, 16 buckets where those of no key, 16 buckets are kept is refused for what it is.
+    [doc] = _profile_documents(cache, path, ("id",), 16)
+    [other] = _profile_documents(cache, path, None, 16)
+    other.write_bytes(doc.read_bytes())
+    got = _profile(path, cache, None, 16)
+    assert got.hash_mode == "full" and got.reason.startswith("cached profiles ignored: ")
+    assert "cached profiles of key ['id'] and 16 buckets, not of key None and 16 buckets" in got.reason
+    assert_same_profile(got.profile, _full_profile(path, None, 16))
+
+
+def _forged(change):
+    def forge(data: bytes) -> bytes:  # a checksum that is right for a changed body: only the content checks remain
+        from ubunye.lineage.file_sums import checksum
+
+        body = json.loads(gzip.decompress(data))
+        body.pop("checksum")
+        change(body)
+        body["checksum"] = checksum(body)
+        return gzip.compress(json.dumps(body).encode())
+
+    return forge
+
+
+def _bumped_bucket(body) -> None:
+    import base64
+
+    raw = bytearray(base64.b64decode(body["files"][0][4]))
+    raw[-1] ^= 1  # the last bucket's sum2: the buckets no longer add up to the file's sums
+    body["files"][0][4] = base64.b64encode(bytes(raw)).decode()
+
+
+def _more_nans(body) -> None:
+    import base64
+
+    import numpy as np
+
+    words = np.frombuffer(base64.b64decode(body["files"][0][4]), dtype=">u8").copy()
+    words[4] = 1  # the first column's (day, a string) NaN count
+    body["files"][0][4] = base64.b64encode(words.tobytes()).decode()
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lambda data: data[: len(data) // 2], "corrupt cached profiles (the gzip stream is cut short)"),
+        (lambda data: gzip.compress(b"[1, 2"), "corrupt cached profiles (not JSON"),
+        (_forged(lambda b: None), None),  # rewritten but valid: reused (so the forging alone refuses nothing)
+        (_forged(lambda b: b.__setitem__("ubunye_version", "0.0.1")), "ubunye_version '0.0.1'"),
+        (_forged(_bumped_bucket), "corrupt cached profiles (files[0] is malformed or repeated)"),
+        (_forged(_more_nans), "corrupt cached profiles (files[0] is malformed or repeated)"),
+        (_forged(lambda b: b.__setitem__("columns", b["columns"][::-1])), "corrupt cached profiles (columns"),
+    ],
+    ids=["truncated", "not-json", "intact", "other-version", "bucket-sums", "nans-of-a-string", "columns-order"],
+)
+def test_a_corrupt_profile_cache_is_a_full_profile_with_a_warning(tmp_path, caplog, damage, why):
+    path, cache = tmp_path / "t", FileSumsCache(tmp_path / "records")
+    _table_of(path, 3)
+    _profile(path, cache)
+    [doc] = _profile_documents(cache, path)
+    doc.write_bytes(damage(doc.read_bytes()))
+    with caplog.at_level(logging.WARNING, logger="ubunye"):
+        got = _profile(path, cache)
+    assert_same_profile(got.profile, _full_profile(path, ["id"], 16))
+    if why is None:
+        assert (got.hash_mode, got.files_read) == ("incremental", 0)
+        return
+    assert got.hash_mode == "full" and got.reason.startswith(f"cached profiles ignored: {doc}: ")
+    assert why in got.reason
+    assert any("cached file profiles ignored" in r.getMessage() for r in caplog.records)
+    again = _profile(path, cache)  # the full read wrote the cache anew
+    assert (again.hash_mode, again.files_read) == ("incremental", 0)
+
+
+def test_a_profile_key_naming_no_column_is_refused_before_any_read(tmp_path):
+    from ubunye.hashing.profile import ProfileOptionError
+
+    path = tmp_path / "t"
+    _table_of(path, 1)
+    for f in DeltaTable(str(path)).file_uris():
+        Path(f).write_bytes(b"not parquet")  # read, it would fail otherwise
+    with pytest.raises(ProfileOptionError, match="key column 'idd' is not a column of the table"):
+        hash_delta(str(path), profile=True, key=["idd"], buckets=16)
+
+
+def test_profiles_too_large_to_read_back_are_not_written(tmp_path, caplog, monkeypatch):
+    from ubunye.lineage import file_sums
+
+    path, cache = tmp_path / "t", FileSumsCache(tmp_path / "records")
+    _table_of(path, 3)
+    monkeypatch.setattr(file_sums, "MAX_CACHE_BYTES", 200)  # the 3 files' partials take more
+    with caplog.at_level(logging.WARNING, logger="ubunye"):
+        got = _profile(path, cache)
+    assert_same_profile(got.profile, _full_profile(path, ["id"], 16))
+    assert _profile_documents(cache, path) == []
+    assert any(
+        "could not keep the per-file profiles" in r.getMessage() and "not kept" in r.getMessage()
+        for r in caplog.records
+    )
+    again = _profile(path, cache)
+    assert again.hash_mode == "full" and again.reason.startswith("no per-file profiles of this table")

@@ -14,19 +14,35 @@ from typer.testing import CliRunner
 
 from tests.lineage.usecase import last, records, write_task
 from ubunye.cli.main import app
+from ubunye.exceptions import TaskError
 from ubunye.hashing import hash_frame
+from ubunye.hashing.profile import profile_frame
 from ubunye.lineage import RecordStore
 from ubunye.lineage.compare import compare_datasets
+from ubunye.lineage.profiles import profile_fields
 from ubunye.runner import run_task
 
 SUMS = ".ubunye/lineage/.cache/delta-file-sums"
 
 
-def _task(uc: Path, *, profile: bool = False, out_format: str = "parquet", mode: str = "overwrite") -> Path:
+def _task(
+    uc: Path,
+    *,
+    profile: bool = False,
+    out_format: str = "parquet",
+    mode: str = "overwrite",
+    key: list[str] | None = None,
+    buckets: int | None = None,
+) -> Path:
+    events: dict[str, object] = {"format": "delta", "path": "data/events", "profile": profile}
+    if key:
+        events["key"] = key
+    if buckets is not None:
+        events["buckets"] = buckets
     config = {
         "ENGINE": {"backend": "pandas"},
         "CONFIG": {
-            "inputs": {"events": {"format": "delta", "path": "data/events", "profile": profile}},
+            "inputs": {"events": events},
             "outputs": {"total": {"format": out_format, "path": "data/total", "mode": mode, "profile": False}},
             "transform": {"type": "sql", "query": "SELECT CAST(COUNT(*) AS BIGINT) AS n, MAX(id) AS top FROM events"},
             "monitors": ["lineage"],
@@ -95,23 +111,57 @@ def test_a_corrupt_cache_costs_a_full_hash_never_a_wrong_one(uc):
     assert last(uc, "count").inputs[0].hash_mode == "incremental"
 
 
-@pytest.mark.parametrize(
-    ("engine", "profile", "reason"),
-    [
-        ("pandas", True, "the profile reads every row (profile: false skips it)"),
-        (
-            "polars",
-            False,
-            "EngineError: the polars engine reads Delta tables with polars and hashes what it read whole",
-        ),
-    ],
-)
-def test_profiles_and_polars_hash_delta_inputs_whole(uc, engine, profile, reason):
+@pytest.mark.parametrize("profile", [False, True])
+def test_polars_hashes_delta_inputs_whole(uc, profile):
     task = _task(uc, profile=profile)
     for _ in range(2):
-        run_task(task, engine=engine)
+        run_task(task, engine="polars")
     got = last(uc, "count").inputs[0]
+    reason = "EngineError: the polars engine reads Delta tables with polars and hashes what it read whole"
     assert (got.hash_mode, got.hash_reason, got.data_hash) == ("full", reason, _full(uc).data_hash)
+    assert (got.columns is not None) == profile
+
+
+PROFILE_FIELDS = ("columns", "buckets", "key", "profile_method", "profile_error")
+
+
+def _profile_of(record) -> dict:
+    return {name: getattr(record, name) for name in PROFILE_FIELDS}
+
+
+@pytest.mark.parametrize("key", [None, ["id"]])
+def test_a_profiled_delta_input_is_hashed_incrementally_with_the_full_profile(uc, key):
+    task = _task(uc, profile=True, key=key, buckets=16)
+    run_task(task)
+    first = last(uc, "count").inputs[0]
+    reason = f"no per-file profiles of this table (key {key}, 16 buckets) are cached yet"
+    assert (first.hash_mode, first.hash_reason) == ("full", reason)
+    assert len(list((uc / ".ubunye/lineage/.cache/delta-file-profiles/deltalake").glob("*/*.json.gz"))) == 1
+    _append(uc, 20)
+    run_task(task)
+    second = last(uc, "count").inputs[0]
+    assert (second.hash_mode, second.hash_reason) == ("incremental", None)
+    full = profile_frame(DeltaTable(str(uc / "data/events")).to_pyarrow_table(), key=key, buckets=16)
+    assert _profile_of(second) == profile_fields(full)
+    assert (second.row_count, second.data_hash, second.schema_hash) == (9, full.hash.data_hash, full.hash.schema_hash)
+    assert second.buckets is not None and second.buckets.n == 16 and second.key == key
+    # A run that profiles the frame it read whole (reader options turn the per-file path off) records the same.
+    config = task / "config.yaml"
+    config.write_text(config.read_text().replace("path: data/events", "path: data/events\n      options: {a: b}", 1))
+    run_task(task)
+    whole = last(uc, "count").inputs[0]
+    assert (whole.hash_mode, whole.hash_reason) == ("full", "read with options (a): the frame read is hashed whole")
+    assert _profile_of(whole) == _profile_of(second)
+    assert (whole.row_count, whole.data_hash) == (second.row_count, second.data_hash)
+
+
+def test_a_profile_key_naming_no_column_of_a_delta_input_fails_the_run_naming_the_key(uc):
+    task = _task(uc, profile=True, key=["nope"], buckets=16)
+    # As for any input: the run fails in its hash step, naming the file and key, before any output is written.
+    where = r"config\.yaml: CONFIG\.inputs\.events\.key: profile-v1: key column 'nope' is not a column of the table"
+    with pytest.raises(TaskError, match=where):
+        run_task(task)
+    assert not (uc / "data/total").exists()
 
 
 def test_inputs_not_hashed_or_not_delta_have_no_hash_mode(uc):
@@ -126,20 +176,25 @@ def test_inputs_not_hashed_or_not_delta_have_no_hash_mode(uc):
     assert (got.data_hash, got.hash_mode) == (None, None)
 
 
-def test_spark_run_hashes_a_delta_input_incrementally(spark, tmp_path):
-    from ubunye.hashing.spark import hash_spark
+@pytest.mark.parametrize("profile", [False, True])
+def test_spark_run_hashes_a_delta_input_incrementally(spark, tmp_path, profile):
+    from ubunye.hashing.spark import hash_spark, profile_spark
 
     uc = tmp_path / "uc"
     path = str(uc / "data/events")
     spark.range(0, 6, numPartitions=2).selectExpr("id", "CAST(id AS STRING) AS name").write.format("delta").save(path)
-    task = _task(uc, out_format="delta", mode="append")
+    task = _task(uc, out_format="delta", mode="append", profile=profile, key=["id"] if profile else None)
     run_task(task, engine="spark", spark=spark)
     spark.range(6, 8).selectExpr("id", "CAST(NULL AS STRING) AS name").write.format("delta").mode("append").save(path)
     run_task(task, engine="spark", spark=spark)
     got, full = last(uc, "count").inputs[0], hash_spark(spark.read.format("delta").load(path))
     assert (got.hash_mode, got.hash_reason) == ("incremental", None)
     assert (got.row_count, got.data_hash, got.schema_hash) == (8, full.data_hash, full.schema_hash)
-    assert (uc / SUMS / "spark").is_dir()
+    assert (uc / SUMS / "spark").is_dir() != profile  # a profiled input keeps profiles, not sums
+    if profile:
+        whole = profile_spark(spark.read.format("delta").load(path), key=["id"], buckets=256)
+        assert _profile_of(got) == profile_fields(whole)
+        assert (uc / ".ubunye/lineage/.cache/delta-file-profiles/spark").is_dir()
 
 
 def test_the_cache_of_an_object_store_is_in_that_store(uc):

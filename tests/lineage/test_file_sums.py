@@ -106,7 +106,7 @@ def test_a_malformed_entry_refuses_the_document_even_with_a_matching_checksum(tm
     def forge(body):  # a document whose checksum is right for a malformed entry
         body.pop("checksum")
         body["files"][0] = entry
-        body["checksum"] = file_sums._checksum(body)
+        body["checksum"] = file_sums.checksum(body)
 
     _rewritten(doc, forge)
     with pytest.raises(RecordError, match=r"files\[0\] is malformed"):

@@ -1,8 +1,10 @@
-"""Incremental rows-v1 of Delta tables on Spark (delta-spark): always the hash of ``spark.read.format("delta")``.
+"""Incremental rows-v1 and profile-v1 of Delta tables on Spark (delta-spark): always the hash and profile of
+``spark.read.format("delta")``.
 
 Random sequences of appends, deletes (with and without deletion vectors), updates, overwrites, OPTIMIZE, VACUUM
 and schema-merging appends, on plain and partitioned tables, are checked after every step with the JVM function
-and with the twin on the executors. Few examples: every step is a Spark job or two.
+and with the twin on the executors, the hash and the profile (with and without a key) against one full profile of
+the table (whose hash is the full hash). Few examples: every step is three Spark jobs.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.hashing.profile_checks import assert_same_profile
 from ubunye.hashing.delta_hash import hash_delta
-from ubunye.hashing.spark import hash_spark
+from ubunye.hashing.spark import hash_spark, profile_spark
 from ubunye.lineage.file_sums import FileSumsCache
 
 ENGINES = ["jvm", "arrow"]
@@ -25,6 +28,10 @@ def _full(spark, path, engine):
     return hash_spark(spark.read.format("delta").load(path), engine=engine)
 
 
+def _full_profile(spark, path, engine, key, buckets):
+    return profile_spark(spark.read.format("delta").load(path), key=key, buckets=buckets, engine=engine)
+
+
 def _rows(spark, start, count, extra=False):
     rows = [
         (
@@ -32,7 +39,7 @@ def _rows(spark, start, count, extra=False):
             None if i % 4 == 0 else f"n{i}é",
             None if i % 5 == 0 else f"d{i % 3} a/b%",
             i % 2,
-            *([i / 3] if extra else []),
+            *([float("nan") if i % 3 == 0 else None if i % 2 else i / 3] if extra else []),
         )
         for i in range(start, start + count)
     ]
@@ -77,19 +84,33 @@ def test_incremental_equals_full_after_every_step(spark, conf, tmp_path_factory,
     conf("spark.databricks.delta.retentionDurationCheck.enabled", "false")
 
     @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(steps=STEPS, partitioned=st.booleans(), dvs=st.booleans())
-    def run(steps, partitioned, dvs):
+    @given(
+        steps=STEPS,
+        partitioned=st.booleans(),
+        dvs=st.booleans(),
+        profile=st.sampled_from([(None, 16), (["id"], 8), (["name", "day"], 256), (None, 0)]),
+    )
+    def run(steps, partitioned, dvs, profile):
+        key, buckets = profile
         path = str(tmp_path_factory.mktemp("table") / "t w")
         cache = FileSumsCache(tmp_path_factory.mktemp("records"))
         _create(spark, path, partitioned, dvs)
         counter = [6]
-        assert hash_delta(path, cache=cache, spark=spark, engine=engine).hash == _full(spark, path, engine)
+        full = _full_profile(spark, path, engine, key, buckets)
+        assert hash_delta(path, cache=cache, spark=spark, engine=engine).hash == full.hash
+        profiled = hash_delta(path, cache=cache, spark=spark, engine=engine, profile=True, key=key, buckets=buckets)
+        assert_same_profile(profiled.profile, full)
         for op, arg in steps:
             _apply(spark, path, op, arg, counter)
-            got = hash_delta(path, cache=cache, spark=spark, engine=engine)
-            assert got.hash == _full(spark, path, engine), (op, arg)
-            assert got.hash.engine == engine
-            assert (got.hash_mode == "incremental") == (got.files_reused > 0) == (got.reason is None)
+            full = _full_profile(spark, path, engine, key, buckets)  # its hash is the full hash (profile_spark's tests)
+            for got in (
+                hash_delta(path, cache=cache, spark=spark, engine=engine),
+                hash_delta(path, cache=cache, spark=spark, engine=engine, profile=True, key=key, buckets=buckets),
+            ):
+                assert got.hash == full.hash, (op, arg)
+                assert got.hash.engine == engine
+                assert (got.hash_mode == "incremental") == (got.files_reused > 0) == (got.reason is None)
+            assert_same_profile(got.profile, full)
 
     run()
 
@@ -131,14 +152,18 @@ def test_deletion_vectors_of_an_unpartitioned_table_read_it_whole_and_say_why(sp
 def test_deletion_vectors_of_a_partitioned_table_read_their_partitions_only(spark, tmp_path, engine):
     path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
     _create(spark, path, partitioned=True, dvs=True, count=60)
-    first = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    profiled = {"profile": True, "key": ["id"], "buckets": 16}
+    first = hash_delta(path, cache=cache, spark=spark, engine=engine, **profiled)
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 7")  # day 'd1 a/b%', k 1: one partition
-    got = hash_delta(path, cache=cache, spark=spark, engine=engine)
-    assert got.hash == _full(spark, path, engine)
+    got = hash_delta(path, cache=cache, spark=spark, engine=engine, **profiled)
+    assert_same_profile(got.profile, _full_profile(spark, path, engine, ["id"], 16))
     assert got.hash_mode == "incremental" and 0 < got.files_read < first.files
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 13")  # the same file's vector grows: its identity changes
-    again = hash_delta(path, cache=cache, spark=spark, engine=engine)
-    assert again.hash == _full(spark, path, engine) and again.hash_mode == "incremental"
+    again = hash_delta(path, cache=cache, spark=spark, engine=engine)  # rows-v1 alone: its own cache, filled now
+    assert again.hash == _full(spark, path, engine) and again.hash_mode == "full"
+    again = hash_delta(path, cache=cache, spark=spark, engine=engine, **profiled)
+    assert again.hash_mode == "incremental"
+    assert_same_profile(again.profile, _full_profile(spark, path, engine, ["id"], 16))
 
 
 def test_a_schema_merge_hashes_in_full_and_says_so(spark, tmp_path):
@@ -164,13 +189,14 @@ def test_column_mapping_reads_the_whole_table_and_says_why(spark, tmp_path):
     )
     spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN name TO label")
     hash_delta(path, cache=cache, spark=spark)
+    hash_delta(path, cache=cache, spark=spark, profile=True)
     _rows(spark, 50, 1).withColumnRenamed("name", "label").write.format("delta").mode("append").save(path)
     got = hash_delta(path, cache=cache, spark=spark)
+    profiled = hash_delta(path, cache=cache, spark=spark, profile=True)
     assert got.hash == _full(spark, path, None)
-    assert (got.hash_mode, got.reason) == (
-        "full",
-        "column mapping (delta.columnMapping.mode=name): Spark's Delta reader reads the whole table",
-    )
+    reason = "column mapping (delta.columnMapping.mode=name): Spark's Delta reader reads the whole table"
+    assert (got.hash_mode, got.reason) == (profiled.hash_mode, profiled.reason) == ("full", reason)
+    assert_same_profile(profiled.profile, _full_profile(spark, path, None, None, 256))
 
 
 def test_a_corrupt_cache_is_a_full_hash_with_a_warning(spark, tmp_path, caplog):
@@ -186,3 +212,23 @@ def test_a_corrupt_cache_is_a_full_hash_with_a_warning(spark, tmp_path, caplog):
     assert got.hash == _full(spark, path, None)
     assert got.hash_mode == "full" and "corrupt cached sums" in got.reason
     assert any("cached file sums ignored" in r.getMessage() for r in caplog.records)
+
+
+def test_a_corrupt_profile_cache_is_a_full_profile_with_a_warning(spark, tmp_path, caplog):
+    from pathlib import Path
+
+    path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
+    _create(spark, path, partitioned=False, dvs=False)
+    hash_delta(path, cache=cache, spark=spark, profile=True, key=["id"], buckets=8)
+    [doc] = Path(cache.where_profiles(str(Path(path).resolve()), "spark", ("id",), 8)).glob("*.json.gz")
+    doc.write_bytes(doc.read_bytes()[:-9])  # cut short
+    with caplog.at_level(logging.WARNING, logger="ubunye"):
+        got = hash_delta(path, cache=cache, spark=spark, profile=True, key=["id"], buckets=8)
+    assert_same_profile(got.profile, _full_profile(spark, path, None, ["id"], 8))
+    assert got.hash_mode == "full" and "corrupt cached profiles" in got.reason and str(doc) in got.reason
+    assert any("cached file profiles ignored" in r.getMessage() for r in caplog.records)
+    other = hash_delta(path, cache=cache, spark=spark, profile=True, key=None, buckets=8)  # another key: not reused
+    assert (other.hash_mode, other.reason) == (
+        "full",
+        "no per-file profiles of this table (key None, 8 buckets) are cached yet",
+    )

@@ -87,8 +87,9 @@ class Engine(Protocol[FrameT]):
     def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
         """rows-v1 of the Delta path input ``io`` at ``version``, from the per-file sums in ``cache`` where they
         hold, reading only the other files (``ubunye.hashing.delta_hash``): the hash of the frame :meth:`read`
-        returns, always. None when ``io`` is not a Delta path; an exception when this engine cannot hash it so
-        (the runner then hashes the frame whole and records why)."""
+        returns, always; with ``io.profile``, its profile too (``DeltaHash.profile``, from per-file partials
+        cached for ``io.key`` and ``io.buckets``), that of the frame alike. None when ``io`` is not a Delta path;
+        an exception when this engine cannot hash it so (the runner then hashes the frame whole and records why)."""
 
     def native(self, frame: object) -> FrameT:
         """Turn what a transform returned (native or narwhals) into a native frame, or raise EngineError."""

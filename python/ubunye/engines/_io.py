@@ -138,13 +138,17 @@ class LocalEngine(ABC, Generic[FrameT]):
         return dataset_version(io, base_dir)
 
     def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
-        """The Delta input's hash as deltalake's ``to_pyarrow_table()`` reads it (the pandas engine's read)."""
+        """The Delta input's hash (and profile, when ``io.profile``) as deltalake's ``to_pyarrow_table()`` reads it
+        (the pandas engine's read)."""
         if io.format != "delta" or io.path is None:
             return None
         from ubunye.hashing.delta_hash import hash_delta
 
         path = self._input_path(io, base_dir)
-        return hash_delta(path, cache=cache, version=version, storage_options=io.storage_options or None)
+        return hash_delta(
+            path, cache=cache, version=version, storage_options=io.storage_options or None,
+            profile=io.profile, key=io.key or None, buckets=io.buckets,
+        )  # fmt: skip
 
     def hold(self, frame: FrameT) -> FrameT:
         return frame

@@ -355,15 +355,18 @@ class SparkEngine:
         return int(found)
 
     def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
-        """The Delta path input's hash as ``spark.read.format("delta")`` reads it, its log read by deltalake
-        (which cannot open every location Spark can, e.g. ``dbfs:``: it then raises)."""
+        """The Delta path input's hash (and profile, when ``io.profile``) as ``spark.read.format("delta")`` reads
+        it, its log read by deltalake (which cannot open every location Spark can, e.g. ``dbfs:``: it then raises)."""
         if io.format != "delta" or io.table is not None:
             return None
         from ubunye.hashing.delta_hash import hash_delta
 
         where = location(io, base_dir)
         storage = io.storage_options or None
-        return hash_delta(where, cache=cache, version=version, spark=self.spark, storage_options=storage)
+        return hash_delta(
+            where, cache=cache, version=version, spark=self.spark, storage_options=storage,
+            profile=io.profile, key=io.key or None, buckets=io.buckets,
+        )  # fmt: skip
 
     def native(self, frame: object) -> DataFrame:
         frame = unwrap(frame)

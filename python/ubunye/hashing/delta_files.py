@@ -4,14 +4,15 @@ sums on Arrow, read by the very reader that reads the table whole.
 rows-v1 sums add (docs/rows-v1.md section 8), so a table's ``(row_count, sum1, sum2)`` are the sums over its data
 files of each file's own. A Delta data file never changes once written (its name holds a UUID): its rows are a
 function of its path, its size and modification time in the add action, and its deletion vector, if it has one.
-That identity is what a cache of per-file sums is keyed by (:class:`FileSums`).
+That identity is what a cache of per-file sums is keyed by (:class:`FileSums`), and of per-file profile-v1
+partials (:class:`FileProfiles`: a profile's numbers add up the same way, section 12).
 
 On Arrow the table's rows are exactly what ``DeltaTable.to_pyarrow_table()`` returns (the pandas engine's read):
 a pyarrow dataset of one fragment per add action, each read with the table's schema (a column a file lacks is
-null, partition columns come from the add action's partitionValues). :func:`arrow_file_sums` reads a file as a
-dataset of that one fragment with that same schema, format and filesystem, so its rows are the rows the whole read
-takes from that file, by construction; deltalake refuses both reads alike for what it cannot read (deletion
-vectors, column mapping).
+null, partition columns come from the add action's partitionValues). :func:`arrow_file_sums` (and
+:func:`arrow_file_parts`, for any per-file numbers) reads a file as a dataset of that one fragment with that same
+schema, format and filesystem, so its rows are the rows the whole read takes from that file, by construction;
+deltalake refuses both reads alike for what it cannot read (deletion vectors, column mapping).
 
 Example:
     >>> import tempfile, pyarrow as pa
@@ -34,9 +35,9 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -44,6 +45,7 @@ import pyarrow as pa
 from ubunye.hashing.digest import add_sums, sum_lines
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.frame import BATCH_ROWS
+from ubunye.hashing.profile import ProfileSums
 from ubunye.hashing.types import schema_string
 
 if TYPE_CHECKING:
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
 
 #: ``(row_count, sum1, sum2)`` of some rows, sums unsigned (docs/rows-v1.md section 8).
 Sums = tuple[int, int, int]
+#: What is kept per file: its ``Sums``, or its ``ProfileSums`` when the table is profiled.
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
@@ -133,16 +137,60 @@ class FileSums:
         return entry[1]
 
 
-class SumsCache(Protocol):
-    """Where per-file sums are kept between runs (``ubunye.lineage.file_sums.FileSumsCache``: in the record store).
+@dataclass(frozen=True)
+class FileProfiles:
+    """Per-file profile-v1 partials (docs/rows-v1.md section 12) of one Delta table as one reader reads it, for one
+    key and bucket count: what a cache keeps between runs of a profiled input.
 
-    ``load`` returns None when nothing is kept for the table and reader, and raises (naming the file) for what it
-    kept but cannot trust: the caller then hashes in full and says why. ``save`` replaces what is kept.
+    A file's partial holds its rows-v1 sums, its column sums, null and NaN counts and its buckets, all counts and
+    sums, so the table's profile is their :func:`~ubunye.hashing.profile.merge`. Partials are only valid for the
+    same table, reader, schema string, ``key`` (sorted, or None) and ``buckets`` (0 for none): rows fall in other
+    buckets under another key or count.
+
+    Example:
+        >>> from ubunye.hashing.profile import empty_sums
+        >>> part = empty_sums('struct<"a":int64>', (("a", "int64"),), None, 2)
+        >>> files = {"p.parquet": ((10, 5, None), part)}
+        >>> p = FileProfiles("/data/t", "id-1", "deltalake", part.schema, 3, None, 2, files)
+        >>> p.reusable(DeltaFile("p.parquet", 10, 5)) == part, p.reusable(DeltaFile("p.parquet", 11, 5))
+        (True, None)
+    """
+
+    table: str
+    table_id: str
+    reader: str
+    schema: str
+    version: int
+    key: tuple[str, ...] | None
+    buckets: int
+    files: Mapping[str, tuple[tuple[int, int, str | None], ProfileSums]]
+
+    def reusable(self, file: DeltaFile) -> ProfileSums | None:
+        """The cached partial of ``file`` when its identity is the one it was computed for, else None."""
+        entry = self.files.get(file.path)
+        if entry is None or tuple(entry[0]) != file.identity:
+            return None
+        return entry[1]
+
+
+class SumsCache(Protocol):
+    """Where per-file sums and profiles are kept between runs (``ubunye.lineage.file_sums.FileSumsCache``: in the
+    record store).
+
+    ``load`` / ``load_profiles`` return None when nothing is kept for the table and reader (and key and bucket
+    count), and raise (naming the file) for what they kept but cannot trust: the caller then hashes in full and
+    says why. ``save`` / ``save_profiles`` replace what is kept.
     """
 
     def load(self, table: str, reader: str) -> FileSums | None: ...
 
     def save(self, sums: FileSums) -> None: ...
+
+    def load_profiles(
+        self, table: str, reader: str, key: tuple[str, ...] | None, buckets: int
+    ) -> FileProfiles | None: ...
+
+    def save_profiles(self, profiles: FileProfiles) -> None: ...
 
 
 def _features(table: DeltaTable) -> frozenset[str]:
@@ -249,6 +297,18 @@ def arrow_file_sums(dataset: ds.Dataset, wanted: Collection[str]) -> tuple[dict[
     Raises:
         HashError: a column rows-v1 cannot hash, naming it, before any file is read.
     """
+    return arrow_file_parts(dataset, wanted, batch_sums)
+
+
+def arrow_file_parts(
+    dataset: ds.Dataset, wanted: Collection[str], of_batches: Callable[[Iterable[pa.RecordBatch]], P]
+) -> tuple[dict[str, P], list[str]]:
+    """As :func:`arrow_file_sums`, each file's numbers made by ``of_batches`` from its batches (``batch_sums``,
+    or a profile's partial).
+
+    Raises:
+        HashError: a column rows-v1 cannot hash, naming it, before any file is read.
+    """
     import pyarrow.dataset as ds
 
     schema_string(dataset.schema)
@@ -258,8 +318,8 @@ def arrow_file_sums(dataset: ds.Dataset, wanted: Collection[str]) -> tuple[dict[
     missing = sorted(set(wanted) - {path for path, _ in fragments})
     if missing:
         return {}, missing
-    out: dict[str, Sums] = {}
+    out: dict[str, P] = {}
     for path, fragment in fragments:
         one = ds.FileSystemDataset([fragment], dataset.schema, dataset.format, dataset.filesystem)
-        out[path] = batch_sums(one.to_batches(batch_size=BATCH_ROWS))
+        out[path] = of_batches(one.to_batches(batch_size=BATCH_ROWS))
     return out, []

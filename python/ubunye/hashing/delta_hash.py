@@ -1,4 +1,4 @@
-"""rows-v1 of a Delta table, reading only the files whose sums are not cached: ``hash_delta``.
+"""rows-v1 (and profile-v1) of a Delta table, reading only the files whose numbers are not cached: ``hash_delta``.
 
 A table's sums are the sums of its files' sums (docs/rows-v1.md section 8), so the hash of a snapshot is the sum,
 over its add actions, of each file's sums: cached when the file's identity (path, size, modification time,
@@ -7,11 +7,16 @@ the current add actions, rather than subtracting removed files from a cached tot
 new files) and cannot carry an error forward: whatever happened since the cached snapshot (OPTIMIZE, VACUUM,
 RESTORE, an overwrite, a crashed run), the total is rebuilt from the snapshot being hashed.
 
-The result is the hash a full read gives, always: on Arrow that of ``DeltaTable.to_pyarrow_table()`` (the pandas
-engine's read), on Spark that of ``spark.read.format("delta")`` at the same version. When a file's rows cannot be
-told apart from the table's (deletion vectors, column mapping... on Spark), the table reader reads the whole table
-and ``reason`` says why (``hash_mode="full"``); the cache is refilled from that read, so the next hash is
-incremental again.
+A profiled input (``profile=True``: docs/rows-v1.md section 12) is hashed the same way: a profile is counts and
+sums too (column sums, null and NaN counts, bucket counts and sums), so the table's profile is the merge of its
+files' partials (``ubunye.hashing.delta_numbers.ProfileParts``), each cached for the key and bucket count it was
+made with; a partial of another key or bucket count, schema, table or ubunye version is never used.
+
+The result is the hash (and profile) a full read gives, always: on Arrow that of
+``DeltaTable.to_pyarrow_table()`` (the pandas engine's read), on Spark that of ``spark.read.format("delta")`` at
+the same version. When a file's rows cannot be told apart from the table's (deletion vectors, column mapping...
+on Spark), the table reader reads the whole table and ``reason`` says why (``hash_mode="full"``); the cache is
+refilled from that read, so the next hash is incremental again.
 
 Example:
     >>> import tempfile, pyarrow as pa
@@ -30,22 +35,40 @@ Example:
     ('incremental', 3, 1)
     >>> again.hash == hash_frame(DeltaTable(path).to_pyarrow_table())
     True
+
+With the profile on, cached per-file partials of that key and bucket count are merged with the new files':
+
+    >>> from ubunye.hashing.profile import profile_frame
+    >>> first = hash_delta(path, cache=cache, profile=True, key=["a"], buckets=8)
+    >>> write_deltalake(path, pa.table({"a": [4]}), mode="append")
+    >>> again = hash_delta(path, cache=cache, profile=True, key=["a"], buckets=8)
+    >>> again.hash_mode, again.files_read
+    ('incremental', 1)
+    >>> again.profile == profile_frame(DeltaTable(path).to_pyarrow_table(), key=["a"], buckets=8)
+    True
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import unquote, urlsplit
 
-from ubunye.hashing.delta_files import DeltaSnapshot, FileSums, Sums, SumsCache, read_snapshot
-from ubunye.hashing.digest import FrameHash, add_sums, check_engine, finish
+from ubunye.hashing.delta_files import DeltaSnapshot, P, SumsCache, read_snapshot
+from ubunye.hashing.delta_numbers import Cached, FileNumbers, Identity, ProfileParts, RowSums
+from ubunye.hashing.digest import FrameHash, check_engine
+from ubunye.hashing.profile import DEFAULT_BUCKETS, FrameProfile, check_profile_options
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.dataset as ds
     from pyspark.sql import SparkSession
+
+    from ubunye.hashing.delta_spark import SparkDeltaFiles
 
 log = logging.getLogger("ubunye")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -53,18 +76,19 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 @dataclass(frozen=True)
 class DeltaHash:
-    """The rows-v1 hash of one Delta snapshot, and how it was made.
+    """The rows-v1 hash (and profile-v1) of one Delta snapshot, and how it was made.
 
     Attributes:
         hash: the ``FrameHash``, equal to that of the table read whole.
-        hash_mode: ``"incremental"`` (cached sums of some files were used, only the others read) or ``"full"``
+        hash_mode: ``"incremental"`` (cached numbers of some files were used, only the others read) or ``"full"``
             (every file was read).
         reason: why the hash is full (None when incremental).
         version: the table version hashed.
         files: data files in the snapshot.
-        files_reused: files whose cached sums were used.
+        files_reused: files whose cached numbers were used.
         files_read: files read now (all of them when full).
-        files_removed: files of the cached snapshot no longer in this one (their sums are not counted).
+        files_removed: files of the cached snapshot no longer in this one (their numbers are not counted).
+        profile: the ``FrameProfile`` (equal to that of the table read whole) when asked for, else None.
     """
 
     hash: FrameHash
@@ -75,6 +99,7 @@ class DeltaHash:
     files_reused: int
     files_read: int
     files_removed: int
+    profile: FrameProfile | None = None
 
 
 def table_location(uri: str) -> str:
@@ -92,46 +117,129 @@ def table_location(uri: str) -> str:
     return uri.rstrip("/")
 
 
-def _cached(cache: SumsCache | None, location: str, reader: str, snap: DeltaSnapshot) -> tuple[FileSums | None, str]:
-    """The cached sums to use (or None) and, when None, why not."""
+def _cached(
+    numbers: FileNumbers[P], cache: SumsCache | None, location: str, reader: str, snap: DeltaSnapshot
+) -> tuple[Cached[P] | None, str]:
+    """The cached numbers to use (or None) and, when None, why not."""
+    noun = numbers.noun
     if cache is None:
-        return None, "no cache of per-file sums was given"
+        return None, f"no cache of per-file {noun} was given"
     try:
-        cached = cache.load(location, reader)
+        cached = numbers.load(cache, location, reader)
     except Exception as exc:  # a cache that cannot be read costs a full read, never the hash
-        log.warning("Delta table %s: cached file sums ignored, hashing in full: %s", location, exc)
-        return None, f"cached sums ignored: {exc}"
+        log.warning("Delta table %s: cached file %s ignored, hashing in full: %s", location, noun, exc)
+        return None, f"cached {noun} ignored: {exc}"
     if cached is None:
-        return None, "no sums of this table are cached yet"
+        return None, numbers.missing()
     if cached.table_id != snap.table_id:
-        why = f"the cached sums are of another table at this location (id {cached.table_id}, now {snap.table_id})"
+        why = f"the cached {noun} are of another table at this location (id {cached.table_id}, now {snap.table_id})"
         log.warning("Delta table %s: %s; hashing in full", location, why)
         return None, why
     return cached, ""
 
 
-def _split(snap: DeltaSnapshot, schema: str, cached: FileSums | None, why: str) -> tuple[dict[str, Sums], str]:
-    """The files whose cached sums can be used, and why none can when that is so."""
+def _split(
+    numbers: FileNumbers[P], snap: DeltaSnapshot, schema: str, cached: Cached[P] | None, why: str
+) -> tuple[dict[str, P], str]:
+    """The files whose cached numbers can be used, and why none can when that is so."""
+    noun = numbers.noun
     if cached is not None and cached.schema != schema:
-        return {}, f"the table's schema changed since its sums were cached (was {cached.schema}, now {schema})"
-    reused: dict[str, Sums] = {}
+        return {}, f"the table's schema changed since its {noun} were cached (was {cached.schema}, now {schema})"
+    reused: dict[str, P] = {}
     if cached is not None:
         for f in snap.files:
-            sums = cached.reusable(f)
-            if sums is not None:
-                reused[f.path] = sums
+            part = cached.reusable(f)
+            if part is not None:
+                reused[f.path] = part
     if not reused and not why:
-        why = f"none of the {len(snap.files)} files has cached sums" if snap.files else "the table has no data files"
+        why = f"none of the {len(snap.files)} files has cached {noun}" if snap.files else "the table has no data files"
     return reused, why
 
 
-def _save(cache: SumsCache | None, new: FileSums, cached: FileSums | None) -> None:
-    if cache is None or (cached is not None and cached.schema == new.schema and dict(cached.files) == dict(new.files)):
+def _save(
+    numbers: FileNumbers[P],
+    cache: SumsCache | None,
+    cached: Cached[P] | None,
+    where: tuple[str, DeltaSnapshot, str, str],
+    files: dict[str, tuple[Identity, P]],
+) -> None:
+    location, snap, reader, schema = where
+    if cache is None or (cached is not None and cached.schema == schema and dict(cached.files) == files):
         return
     try:
-        cache.save(new)
+        numbers.save(cache, location, snap.table_id, reader, schema, snap.version, files)
     except Exception as exc:  # the hash is right either way; the next one just reads more
-        log.warning("Delta table %s: could not keep the per-file sums: %s", new.table, exc)
+        log.warning("Delta table %s: could not keep the per-file %s: %s", location, numbers.noun, exc)
+
+
+def _on_arrow(
+    numbers: FileNumbers[P], dataset: ds.Dataset, snap: DeltaSnapshot, reused: dict[str, P], why: str
+) -> tuple[dict[str, P], P, dict[str, P], int, str]:
+    """Reads the files not reused on Arrow: ``(per_file, total, reused, files read, why)``."""
+    from ubunye.hashing.delta_files import arrow_file_parts
+
+    got, missing = arrow_file_parts(dataset, [f.path for f in snap.files if f.path not in reused], numbers.of_batches)
+    if missing:  # never expected: the dataset is built from the same add actions; the table whole, uncached
+        why = f"deltalake's dataset has no fragment for {len(missing)} file(s) of the log, e.g. {missing[0]!r}"
+        return {}, numbers.of_batches(dataset.to_batches()), {}, len(snap.files), why
+    per_file = {**reused, **got}
+    return per_file, numbers.add(per_file[f.path] for f in snap.files), reused, len(got), why
+
+
+def _on_spark(
+    numbers: FileNumbers[P], files: SparkDeltaFiles, snap: DeltaSnapshot, reused: dict[str, P], why: str
+) -> tuple[dict[str, P], P, dict[str, P], int, str]:
+    """Reads the files not reused on Spark: ``(per_file, total, reused, files read, why)``."""
+    if why:  # nothing cached to use: the whole table, each file's numbers kept for next time
+        per_file, total = files.read_table(numbers)
+        return per_file, total, {}, len(snap.files), why
+    got, whole, why = files.read([f for f in snap.files if f.path not in reused], numbers)
+    if whole is not None:
+        return got, whole, {}, len(snap.files), why
+    reused = {p: s for p, s in reused.items() if p not in got}  # read again (a partition's): fresh
+    per_file = {**reused, **got}
+    return per_file, numbers.add(per_file[f.path] for f in snap.files), reused, len(got), why
+
+
+def _arrow_columns(schema: pa.Schema) -> tuple[tuple[str, str], ...]:
+    from ubunye.hashing.types import type_name
+
+    return tuple(sorted((n, type_name(schema.field(n).type, n)) for n in schema.names))
+
+
+def _run(
+    numbers: FileNumbers[P],
+    source: tuple[ds.Dataset | None, SparkDeltaFiles | None],
+    cache: SumsCache | None,
+    where: tuple[str, DeltaSnapshot, str, str],
+    chosen: str,
+) -> DeltaHash:
+    """The hash (and profile) of the snapshot from the files of ``source`` (deltalake's dataset, or Spark's
+    reader), cached numbers of ``numbers``' kind reused where they hold; ``where`` is (location, snapshot, reader,
+    schema string)."""
+    location, snap, reader, schema = where
+    cached, why = _cached(numbers, cache, location, reader, snap)
+    reused, why = _split(numbers, snap, schema, cached, why)
+    dataset, files = source
+    if files is not None:
+        per_file, total, reused, read, why = _on_spark(numbers, files, snap, reused, why)
+    else:
+        assert dataset is not None
+        per_file, total, reused, read, why = _on_arrow(numbers, dataset, snap, reused, why)
+    result, profiled = numbers.finish(total, chosen)
+    # Only files whose numbers are known are kept (on Spark a row of an unrecognised file counts in the total only).
+    _save(
+        numbers,
+        cache,
+        cached,
+        where,
+        {f.path: (f.identity, per_file[f.path]) for f in snap.files if f.path in per_file},
+    )
+    removed = len(set(cached.files) - {f.path for f in snap.files}) if cached is not None else 0
+    mode: Literal["incremental", "full"] = "incremental" if reused else "full"
+    if mode == "full" and not why:  # e.g. a partition read for its deletion vectors held every file
+        why = "every file of the table had to be read"
+    return DeltaHash(result, mode, why or None, snap.version, len(snap.files), len(reused), read, removed, profiled)
 
 
 def hash_delta(
@@ -142,9 +250,13 @@ def hash_delta(
     spark: SparkSession | None = None,
     engine: str | None = None,
     storage_options: dict[str, str] | None = None,
+    profile: bool = False,
+    key: Sequence[str] | None = None,
+    buckets: int | None = DEFAULT_BUCKETS,
 ) -> DeltaHash:
     """rows-v1 of the Delta table at ``table_uri`` (at ``version``, else the latest), reading only the files whose
-    sums ``cache`` does not hold, and refilling it.
+    numbers ``cache`` does not hold, and refilling it; with ``profile``, its profile-v1 too (``key``, ``buckets``
+    as for ``profile_frame``), from per-file partials cached for that key and bucket count.
 
     Without ``spark`` the table is read as deltalake's ``to_pyarrow_table()`` reads it (the pandas engine's
     read); with a SparkSession, as ``spark.read.format("delta")`` reads it, ``engine`` choosing the JVM function
@@ -154,6 +266,8 @@ def hash_delta(
 
     Raises:
         HashError: a column rows-v1 cannot hash (naming it).
+        ProfileOptionError: with ``profile``, a key or bucket count profile-v1 cannot use (naming it), before any
+            file is read.
         ValueError: ``engine`` is not one of ``"arrow"``, ``"jvm"``, None, or ``"jvm"`` without Spark.
         deltalake's errors: the table cannot be opened at that version, or (without Spark) deltalake's Arrow
             reader cannot read it, exactly as ``to_pyarrow_table()`` would fail.
@@ -166,45 +280,23 @@ def hash_delta(
     location = table_location(table_uri)
     table = DeltaTable(table_uri, version=version, storage_options=storage_options)
     snap = read_snapshot(table, deletion_vectors=spark is not None)
-    reader = "deltalake" if spark is None else "spark"
-    cached, why = _cached(cache, location, reader, snap)
+    source: tuple[ds.Dataset | None, SparkDeltaFiles | None]
     if spark is None:
-        from ubunye.hashing.delta_files import arrow_dataset, arrow_file_sums, batch_sums
+        from ubunye.hashing.delta_files import arrow_dataset
         from ubunye.hashing.types import schema_string
 
         dataset = arrow_dataset(table)
-        schema, chosen = schema_string(dataset.schema), "arrow"
-        reused, why = _split(snap, schema, cached, why)
-        got, missing = arrow_file_sums(dataset, [f.path for f in snap.files if f.path not in reused])
-        if missing:  # never expected: the dataset is built from the same add actions; the table whole, uncached
-            why = f"deltalake's dataset has no fragment for {len(missing)} file(s) of the log, e.g. {missing[0]!r}"
-            reused, sums, read = {}, {}, len(snap.files)
-            total = batch_sums(dataset.to_batches())
-        else:
-            sums, read = {**reused, **got}, len(got)
-            total = add_sums(sums[f.path] for f in snap.files)
+        schema, chosen, reader, names = schema_string(dataset.schema), "arrow", "deltalake", dataset.schema.names
+        columns, source = _arrow_columns(dataset.schema), (dataset, None)
     else:
         from ubunye.hashing.delta_spark import SparkDeltaFiles
+        from ubunye.hashing.types import spark_columns
 
         files = SparkDeltaFiles(spark, table_uri, snap, engine)
-        schema, chosen = files.schema, files.engine
-        reused, why = _split(snap, schema, cached, why)
-        if why:  # nothing cached to use: the whole table, each file's sums kept for next time
-            (sums, total), read = files.read_table(), len(snap.files)
-        else:
-            got, whole, why = files.read([f for f in snap.files if f.path not in reused])
-            if whole is not None:
-                reused, sums, total, read = {}, got, whole, len(snap.files)
-            else:
-                reused = {p: s for p, s in reused.items() if p not in got}  # read again (a partition's): fresh
-                sums, read = {**reused, **got}, len(got)
-                total = add_sums(sums[f.path] for f in snap.files)
-    result = finish(schema, *total, engine=chosen)
-    # Only files whose sums are known are kept (on Spark a row of an unrecognised file counts in the total only).
-    current = {f.path: (f.identity, sums[f.path]) for f in snap.files if f.path in sums}
-    _save(cache, FileSums(location, snap.table_id, reader, schema, snap.version, current), cached)
-    removed = len(set(cached.files) - {f.path for f in snap.files}) if cached is not None else 0
-    mode: Literal["incremental", "full"] = "incremental" if reused else "full"
-    if mode == "full" and not why:  # e.g. a partition read for its deletion vectors held every file
-        why = "every file of the table had to be read"
-    return DeltaHash(result, mode, why or None, snap.version, len(snap.files), len(reused), read, removed)
+        schema, chosen, reader, names = files.schema, files.engine, "spark", files.columns
+        columns, source = spark_columns(files.table.schema), (None, files)
+    where = (location, snap, reader, schema)
+    if not profile:
+        return _run(RowSums(schema), source, cache, where, chosen)
+    chosen_key, n = check_profile_options(names, key, buckets)  # a ProfileOptionError names it, before any read
+    return _run(ProfileParts(schema, columns, chosen_key, n), source, cache, where, chosen)

@@ -1,6 +1,9 @@
-"""Per-file rows-v1 sums of a Delta table on Spark, equal to what ``spark.read.format("delta")`` reads of each file.
+"""Per-file rows-v1 sums (or profile-v1 partials) of a Delta table on Spark, equal to what
+``spark.read.format("delta")`` reads of each file.
 
-Two ways, each one Spark job whose result is a few numbers per file:
+What is computed per file is the caller's ``FileNumbers`` (``ubunye.hashing.delta_numbers``: rows-v1 sums, or
+profile partials made by ``ubunye.hashing.delta_spark_profiles``); which rows are read for which file is this
+module's. Two ways, each one Spark job whose result is a few numbers per file:
 
 - the whole table through Spark's Delta reader, grouped by ``_metadata.file_path``: exact by construction
   (deletion vectors, column mapping and partition values are the reader's own), and what a full hash costs. Spark's
@@ -16,7 +19,7 @@ Two ways, each one Spark job whose result is a few numbers per file:
 
 With the jar the sums are ``ubunye_rows_v1(<the table's columns>)`` per file; without, the twin runs in
 ``mapInArrow`` and each file's sums come back as 32-bit halves, so no Spark addition can overflow whatever
-``spark.sql.ansi.enabled`` says.
+``spark.sql.ansi.enabled`` says (:func:`jvm_file_sums`, :func:`twin_file_sums`).
 
 Example:
     >>> files = SparkDeltaFiles(spark, path, read_snapshot(DeltaTable(path)), None)  # doctest: +SKIP
@@ -36,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ubunye.exceptions import HashError
-from ubunye.hashing.delta_files import DeltaFile, DeltaSnapshot, Sums
+from ubunye.hashing.delta_files import DeltaFile, DeltaSnapshot, P, Sums
 from ubunye.hashing.digest import add_sums, finish, from_halves, sum_lines, to_halves
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.jvm import require_function
@@ -47,6 +50,8 @@ from ubunye.spark.session import FUNCTION
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType
+
+    from ubunye.hashing.delta_numbers import FileNumbers
 
 #: Table features known to leave a data file's rows as its Parquet file holds them (beside the partition values).
 #: ``deletionVectors`` is judged per file, ``columnMapping`` by its mode; anything else reads the whole table.
@@ -107,7 +112,8 @@ def _file_partials(batches: Iterator[pa.RecordBatch], names: list[str]) -> Itera
 
 
 class SparkDeltaFiles:
-    """One Delta snapshot as Spark's Delta reader reads it: its schema string, and the sums of its files.
+    """One Delta snapshot as Spark's Delta reader reads it: its schema string, and the numbers of its files
+    (``numbers``: rows-v1 sums or profile partials, ``ubunye.hashing.delta_numbers``).
 
     Args:
         spark: the session.
@@ -127,22 +133,22 @@ class SparkDeltaFiles:
         lower = {c.lower() for c in self.columns}
         self._file = next(n for n in (f"_ubunye_file{i}" for i in range(len(lower) + 1)) if n not in lower)
 
-    def read(self, wanted: Sequence[DeltaFile]) -> tuple[dict[str, Sums], Sums | None, str]:
-        """The sums of (at least) the files in ``wanted``, read the cheapest way that is exact.
+    def read(self, wanted: Sequence[DeltaFile], numbers: FileNumbers[P]) -> tuple[dict[str, P], P | None, str]:
+        """The numbers of (at least) the files in ``wanted``, read the cheapest way that is exact.
 
         Returns ``(per_file, total, why)``: ``total`` is None when only some files were read (the caller adds the
-        cached sums of the others); when the whole table had to be read, it is the table's sums and ``why`` says
+        cached numbers of the others); when the whole table had to be read, it is the table's and ``why`` says
         why. Files with deletion vectors are read through Spark's Delta reader restricted to their partitions
         (an exact filter on partition columns, which the reader does prune by), others alone.
         """
         if not wanted:
             return {}, None, ""
         why = self._table_reason()
-        got: dict[str, Sums] = {}
+        got: dict[str, P] = {}
         with_dv = [f for f in wanted if f.deletion_vector is not None]
         if not why and with_dv:
             if self._snap.partition_columns:
-                got = self._read_partitions(with_dv)
+                got = self._read_partitions(with_dv, numbers)
             else:
                 why = (
                     f"{len(with_dv)} file(s) to read have deletion vectors, which Spark's Delta reader applies only "
@@ -152,11 +158,11 @@ class SparkDeltaFiles:
         if not why:
             why = self._alone_reason(alone)
         if not why:
-            more, why = self.read_files(alone)
+            more, why = self.read_files(alone, numbers)
             got.update(more)
         if not why:
             return got, None, ""
-        per_file, total = self.read_table()
+        per_file, total = self.read_table(numbers)
         return per_file, total, why
 
     def _table_reason(self) -> str:
@@ -188,8 +194,8 @@ class SparkDeltaFiles:
             return f"the files to read span {groups} partitions (more than {MAX_PARTITIONS_ALONE} are read whole)"
         return ""
 
-    def _read_partitions(self, files: Sequence[DeltaFile]) -> dict[str, Sums]:
-        """The sums of every file in the partitions of ``files``, through Spark's Delta reader (so with their
+    def _read_partitions(self, files: Sequence[DeltaFile], numbers: FileNumbers[P]) -> dict[str, P]:
+        """The numbers of every file in the partitions of ``files``, through Spark's Delta reader (so with their
         deletion vectors applied), which reads only the files of those partitions."""
         from pyspark.sql import functions as F
 
@@ -208,12 +214,13 @@ class SparkDeltaFiles:
         ]
         inside = [f for f in self._snap.files if f.partition in wanted]
         frame = self.table.where(reduce(lambda a, b: a | b, tests))
-        per_file, unmatched = self._grouped(self._with_file(frame), inside)
+        per_file, unmatched = self._grouped(self._with_file(frame), inside, numbers)
         if unmatched:
             msg = f"Spark's Delta reader read a file that is not one of the snapshot's ({next(iter(unmatched))})"
             raise HashError(msg)
         for f in inside:  # a file none of whose rows is left (all deleted) has none to group
-            per_file.setdefault(f.path, (0, 0, 0))
+            if f.path not in per_file:
+                per_file[f.path] = numbers.add([])
         return per_file
 
     def _with_file(self, frame: DataFrame) -> DataFrame:
@@ -223,8 +230,8 @@ class SparkDeltaFiles:
             F.col("_metadata.file_path").alias(self._file), *[F.col(spark_identifier(c)) for c in self.columns]
         )
 
-    def read_files(self, wanted: Sequence[DeltaFile]) -> tuple[dict[str, Sums], str]:
-        """The sums of ``wanted`` (files without deletion vectors of a table :meth:`read` may read alone), each
+    def read_files(self, wanted: Sequence[DeltaFile], numbers: FileNumbers[P]) -> tuple[dict[str, P], str]:
+        """The numbers of ``wanted`` (files without deletion vectors of a table :meth:`read` may read alone), each
         read alone; or ``({}, why)`` when what was read is not provably the table's rows of those files."""
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
@@ -251,38 +258,43 @@ class SparkDeltaFiles:
         schema = spark_schema_string(alone.drop(self._file).schema)
         if schema != self.schema:
             return {}, f"the files read alone give the schema {schema}, not the table's {self.schema}"
-        per_file, unmatched = self._grouped(alone, wanted)
+        per_file, unmatched = self._grouped(alone, wanted, numbers)
         if unmatched:
             return {}, f"Spark read a file that is not one of those asked for ({next(iter(unmatched))})"
         for f in wanted:
-            count = per_file.setdefault(f.path, (0, 0, 0))[0]
+            if f.path not in per_file:
+                per_file[f.path] = numbers.add([])
+            count = numbers.rows(per_file[f.path])
             if f.records is not None and count != f.records:
                 return {}, f"{f.path}: {count} rows read alone, the Delta log says {f.records}"
         return per_file, ""
 
-    def read_table(self) -> tuple[dict[str, Sums], Sums]:
+    def read_table(self, numbers: FileNumbers[P]) -> tuple[dict[str, P], P]:
         """The whole table through Spark's Delta reader: the sums of each file that can be told, and the table's.
 
         Every row counts in the table's sums; a file of the snapshot gets sums (zero when no row of it is left)
         only when every row read was matched to a file of the snapshot.
         """
         frame = self._with_file(self.table)
-        per_file, unmatched = self._grouped(frame, self._snap.files)
-        total = add_sums([*per_file.values(), *unmatched.values()])
+        per_file, unmatched = self._grouped(frame, self._snap.files, numbers)
+        total = numbers.add([*per_file.values(), *unmatched.values()])
         if not unmatched:
             for f in self._snap.files:
-                per_file.setdefault(f.path, (0, 0, 0))
+                if f.path not in per_file:
+                    per_file[f.path] = numbers.add([])
         return per_file, total
 
-    def _grouped(self, frame: DataFrame, files: Sequence[DeltaFile]) -> tuple[dict[str, Sums], dict[str, Sums]]:
-        """Per-file sums of ``frame`` (the file column, then the table's columns), keyed by log path, and those of
-        any file Spark named that is none of ``files``."""
-        found = self._jvm_sums(frame) if self.engine == "jvm" else self._twin_sums(frame)
+    def _grouped(
+        self, frame: DataFrame, files: Sequence[DeltaFile], numbers: FileNumbers[P]
+    ) -> tuple[dict[str, P], dict[str, P]]:
+        """Per-file numbers of ``frame`` (the file column, then the table's columns), keyed by log path, and those
+        of any file Spark named that is none of ``files``."""
+        found = numbers.spark(frame, self._file, self.columns, self.schema, self.engine)
         by_name: dict[str, list[DeltaFile]] = {}
         for f in files:
             by_name.setdefault(unquote(f.path).rsplit("/", 1)[-1], []).append(f)
-        per_file: dict[str, Sums] = {}
-        unmatched: dict[str, Sums] = {}
+        per_file: dict[str, P] = {}
+        unmatched: dict[str, P] = {}
         for spark_path, sums in found.items():
             # Spark names the file by its URL-encoded URI, the log by its URL-encoded path under the table: match
             # the decoded path's tail (file names repeat across partition folders, so the whole relative path).
@@ -294,34 +306,39 @@ class SparkDeltaFiles:
                 unmatched[spark_path] = sums
         return per_file, unmatched
 
-    def _jvm_sums(self, frame: DataFrame) -> dict[str, Sums]:
-        from pyspark.sql import functions as F
 
-        require_function(frame, FUNCTION)
-        call = FUNCTION + "(" + ", ".join(spark_identifier(c) for c in self.columns) + ")"
-        out: dict[str, Sums] = {}
-        for row in frame.groupBy(self._file).agg(F.expr(call).alias("h")).collect():
-            h = row["h"]
-            n, s1, s2 = add_sums([(int(h["row_count"]), int(h["sum1"]), int(h["sum2"]))])  # unsigned, as cached
-            if finish(self.schema, n, s1, s2, engine="jvm").data_hash != h["data_hash"]:
-                msg = (
-                    f"the JVM's data hash of {row[self._file]} differs from the one rebuilt from its sums for "
-                    f"schema {self.schema}: the jar and the Python package disagree (version mismatch?)"
-                )
-                raise HashError(msg)
-            out[str(row[self._file])] = (n, s1, s2)
-        return out
+def jvm_file_sums(frame: DataFrame, file: str, columns: list[str], schema: str) -> dict[str, Sums]:
+    """rows-v1 sums per file of ``frame`` (the column ``file``, then ``columns``) by ``ubunye_rows_v1``, each
+    file's data hash checked against the one rebuilt from its sums for ``schema``."""
+    from pyspark.sql import functions as F
 
-    def _twin_sums(self, frame: DataFrame) -> dict[str, Sums]:
-        from pyspark.sql import functions as F
+    require_function(frame, FUNCTION)
+    call = FUNCTION + "(" + ", ".join(spark_identifier(c) for c in columns) + ")"
+    out: dict[str, Sums] = {}
+    for row in frame.groupBy(file).agg(F.expr(call).alias("h")).collect():
+        h = row["h"]
+        n, s1, s2 = add_sums([(int(h["row_count"]), int(h["sum1"]), int(h["sum2"]))])  # unsigned, as cached
+        if finish(schema, n, s1, s2, engine="jvm").data_hash != h["data_hash"]:
+            msg = (
+                f"the JVM's data hash of {row[file]} differs from the one rebuilt from its sums for "
+                f"schema {schema}: the jar and the Python package disagree (version mismatch?)"
+            )
+            raise HashError(msg)
+        out[str(row[file])] = (n, s1, s2)
+    return out
 
-        names = list(self.columns)
-        # Positional names: mapInArrow resolves names itself and trips on dots in them.
-        positional = frame.toDF("_f", *[f"_{i}" for i in range(len(names))])
-        parts = positional.mapInArrow(lambda it: _file_partials(it, names), _PARTS)
-        totals = parts.groupBy("f").agg(*[F.sum(c).alias(c) for c in _HALVES])
-        out: dict[str, Sums] = {}
-        for row in totals.collect():
-            n, s1_high, s1_low, s2_high, s2_low = (int(row[c]) for c in _HALVES)
-            out[str(row["f"])] = (n, from_halves(s1_high, s1_low), from_halves(s2_high, s2_low))
-        return out
+
+def twin_file_sums(frame: DataFrame, columns: list[str]) -> dict[str, Sums]:
+    """rows-v1 sums per file of ``frame`` (a file column, then ``columns``) by the twin in ``mapInArrow``."""
+    from pyspark.sql import functions as F
+
+    names = list(columns)
+    # Positional names: mapInArrow resolves names itself and trips on dots in them.
+    positional = frame.toDF("_f", *[f"_{i}" for i in range(len(names))])
+    parts = positional.mapInArrow(lambda it: _file_partials(it, names), _PARTS)
+    totals = parts.groupBy("f").agg(*[F.sum(c).alias(c) for c in _HALVES])
+    out: dict[str, Sums] = {}
+    for row in totals.collect():
+        n, s1_high, s1_low, s2_high, s2_low = (int(row[c]) for c in _HALVES)
+        out[str(row["f"])] = (n, from_halves(s1_high, s1_low), from_halves(s2_high, s2_low))
+    return out

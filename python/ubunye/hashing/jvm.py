@@ -137,15 +137,28 @@ def profile_spark_jvm(
         >>> profile_spark_jvm(spark.range(3), key=["id"], buckets=4).hash.engine  # doctest: +SKIP
         'jvm'
     """
-    from pyspark.sql import functions as F
-
     schema, columns = spark_schema_string(df.schema), spark_columns(df.schema)
     names, n = check_profile_options(df.columns, key, buckets)
     require_function(df, _PROFILE)
-    keys = F.array(*[F.lit(k) for k in names or ()])
-    call = F.call_function(_PROFILE, F.lit(n), keys, *[_col(c) for c in df.columns])
-    p = df.agg(call.alias("p")).collect()[0]["p"]
-    profile = _decode(p, schema, columns, names, n).finish("jvm")
+    p = df.agg(profile_call(names, n, df.columns).alias("p")).collect()[0]["p"]
+    return checked_profile_sums(p, schema, columns, names, n).finish("jvm")
+
+
+def profile_call(key: tuple[str, ...] | None, n: int, columns: Sequence[str]) -> Column:
+    """``ubunye_profile_v1(n, array(key...), columns...)`` as a Column (section 12.3), for ``agg``."""
+    from pyspark.sql import functions as F
+
+    keys = F.array(*[F.lit(k) for k in key or ()])
+    return F.call_function(_PROFILE, F.lit(n), keys, *[_col(c) for c in columns])
+
+
+def checked_profile_sums(
+    p: Row, schema: str, columns: tuple[tuple[str, str], ...], key: tuple[str, ...] | None, n: int
+) -> ProfileSums:
+    """The numbers of one result of :func:`profile_call`, the JVM's own data hash and fingerprints checked against
+    the ones rebuilt from them (a HashError says the jar and the package disagree)."""
+    sums = _decode(p, schema, columns, key, n)
+    profile = sums.finish("jvm")
     theirs = {c["name"]: c["fingerprint"] for c in p["columns"]}
     ours = {name: c.fingerprint for name, c in profile.columns.items()}
     if p["data_hash"] != profile.hash.data_hash or theirs != ours:
@@ -154,7 +167,7 @@ def profile_spark_jvm(
             f"{schema}: the jar and the Python package disagree (version mismatch?)"
         )
         raise HashError(msg)
-    return profile
+    return sums
 
 
 def spark_rows_in_buckets_jvm(df: DataFrame, key: tuple[str, ...] | None, n: int, wanted: list[int]) -> DataFrame:
@@ -174,7 +187,9 @@ def spark_rows_in_buckets_jvm(df: DataFrame, key: tuple[str, ...] | None, n: int
 
 
 __all__ = [
+    "checked_profile_sums",
     "hash_spark_jvm",
+    "profile_call",
     "profile_spark_jvm",
     "require_function",
     "spark_canonical_lines_jvm",

@@ -1,9 +1,15 @@
-"""Per-file rows-v1 sums of Delta tables, kept next to the run records (the same store: a local folder or any URL
-fsspec opens), so that the next hash of a table reads only the files added since (``ubunye.hashing.delta_hash``).
+"""Per-file rows-v1 sums (and profile-v1 partials) of Delta tables, kept next to the run records (the same store: a
+local folder or any URL fsspec opens), so that the next hash of a table reads only the files added since
+(``ubunye.hashing.delta_hash``).
 
 One table, read by one reader (``deltalake`` or ``spark``), has one small gzip-compressed JSON document::
 
     <records root>/.cache/delta-file-sums/<reader>/<sha256 of the table URI, 32 hex>/<sequence>.json.gz
+
+and, when it is profiled, one per key and bucket count of its per-file profile partials, in the same way
+(:meth:`FileSumsCache.load_profiles`; the document is ``ubunye.lineage.file_profiles``')::
+
+    <records root>/.cache/delta-file-profiles/<reader>/<sha256 of the table URI, 32 hex>-<tag>/<sequence>.json.gz
 
 Every save is a new object, written whole and never replaced (create-only on an object store; in a local folder a
 temporary file renamed into place), and the older ones of that table are then deleted: a reader takes the newest
@@ -45,18 +51,20 @@ import threading
 import time
 import uuid
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import ubunye
 from ubunye.exceptions import RecordError
-from ubunye.hashing.delta_files import FileSums
+from ubunye.hashing.delta_files import FileProfiles, FileSums
 
 if TYPE_CHECKING:
     from ubunye.lineage.remote import RemoteFiles
 
 log = logging.getLogger("ubunye")
+T = TypeVar("T")
 
 #: The folder, under a record store's root, of every cache ubunye keeps there.
 CACHE_DIR = ".cache"
@@ -102,19 +110,32 @@ class FileSumsCache:
 
             self._remote = RemoteFiles(text, storage_options)
 
-    def _folder(self, table: str, reader: str) -> str:
+    def _folder(self, table: str, reader: str, kind: str = SUMS_DIR, tail: str = "") -> str:
         key = hashlib.sha256(table.encode("utf-8")).hexdigest()[:32]
         if not reader.isidentifier():  # a reader name becomes a folder name
             raise ValueError(f"reader {reader!r} is not a plain name")
-        return f"{CACHE_DIR}/{SUMS_DIR}/{reader}/{key}"
+        return f"{CACHE_DIR}/{kind}/{reader}/{key}{tail}"
 
-    def where(self, table: str, reader: str) -> str:
-        """The folder (or URL prefix) holding the documents of one table and reader, as printed."""
-        folder = self._folder(table, reader)
+    def _profiles_folder(self, table: str, reader: str, key: tuple[str, ...] | None, buckets: int) -> str:
+        from ubunye.lineage.file_profiles import PROFILES_DIR, profile_tag
+
+        # One folder per key and bucket count: datasets profiling one table differently each keep their own.
+        return self._folder(table, reader, PROFILES_DIR, "-" + profile_tag(key, buckets))
+
+    def _shown(self, folder: str) -> str:
         if self._remote is not None:
             return self._remote.url_of(folder)
         assert self._local is not None
         return str(self._local / folder)
+
+    def where(self, table: str, reader: str) -> str:
+        """The folder (or URL prefix) holding the documents of one table and reader, as printed."""
+        return self._shown(self._folder(table, reader))
+
+    def where_profiles(self, table: str, reader: str, key: tuple[str, ...] | None, buckets: int) -> str:
+        """The folder (or URL prefix) holding the per-file profiles of one table and reader for one key (sorted,
+        or None) and bucket count, as printed."""
+        return self._shown(self._profiles_folder(table, reader, key, buckets))
 
     # --- reading --------------------------------------------------------------------------------------------
 
@@ -127,25 +148,39 @@ class FileSumsCache:
         Raises:
             RecordError: documents are kept but none can be used; the message names the newest and why.
         """
+        return self._newest(self._folder(table, reader), lambda data, shown: _parse(data, shown, table, reader))
+
+    def load_profiles(self, table: str, reader: str, key: tuple[str, ...] | None, buckets: int) -> FileProfiles | None:
+        """The newest trustworthy per-file profiles kept for ``table`` and reader, made for ``key`` (sorted, or
+        None) and ``buckets`` (0: none); as :meth:`load`.
+
+        Raises:
+            RecordError: documents are kept but none can be used; the message names the newest and why.
+        """
+        from ubunye.lineage.file_profiles import parse_profiles
+
+        folder = self._profiles_folder(table, reader, key, buckets)
+        return self._newest(folder, lambda data, shown: parse_profiles(data, shown, table, reader, key, buckets))
+
+    def _newest(self, folder: str, parse: Callable[[bytes, str], T]) -> T | None:
         problems: list[str] = []
-        for name in self._names(table, reader):
-            shown = f"{self.where(table, reader)}/{name}"
+        for name in self._names(folder):
+            shown = f"{self._shown(folder)}/{name}"
             try:
-                sums = _parse(self._read(table, reader, name), shown, table, reader)
+                found = parse(self._read(folder, name), shown)
             except RecordError as exc:
                 problems.append(str(exc))
                 continue
             for problem in problems:
                 log.warning("ignored (an older one is used): %s", problem)
-            return sums
+            return found
         if problems:
             more = f" (and {len(problems) - 1} older)" if len(problems) > 1 else ""
             raise RecordError(problems[0] + more)
         return None
 
-    def _names(self, table: str, reader: str) -> list[str]:
-        """The documents of one table and reader, newest first (their names sort by the time they were written)."""
-        folder = self._folder(table, reader)
+    def _names(self, folder: str) -> list[str]:
+        """The documents in one folder, newest first (their names sort by the time they were written)."""
         if self._remote is not None:
             keys = self._remote.find(folder)
             names = [k[len(folder) + 1 :] for k in keys if k.startswith(folder + "/")]
@@ -156,13 +191,13 @@ class FileSumsCache:
             except FileNotFoundError:
                 return []
             except OSError as exc:
-                raise RecordError(f"{self.where(table, reader)}: cannot list cached sums: {exc}") from None
+                raise RecordError(f"{self._shown(folder)}: cannot list cached sums: {exc}") from None
         return sorted(
             (n for n in names if n.endswith(_SUFFIX) and not n.startswith(".") and "/" not in n), reverse=True
         )
 
-    def _read(self, table: str, reader: str, name: str) -> bytes:
-        rel = f"{self._folder(table, reader)}/{name}"
+    def _read(self, folder: str, name: str) -> bytes:
+        rel = f"{folder}/{name}"
         if self._remote is not None:
             data = self._remote.read(rel, MAX_CACHE_BYTES)
         else:
@@ -173,7 +208,7 @@ class FileSumsCache:
             except OSError as exc:
                 raise RecordError(f"{self._local / rel}: cannot read cached sums: {exc}") from None
         if len(data) > MAX_CACHE_BYTES:
-            raise RecordError(f"{self.where(table, reader)}/{name}: more than {MAX_CACHE_BYTES // 2**20} MiB")
+            raise RecordError(f"{self._shown(folder)}/{name}: more than {MAX_CACHE_BYTES // 2**20} MiB")
         return data
 
     # --- writing --------------------------------------------------------------------------------------------
@@ -184,9 +219,25 @@ class FileSumsCache:
         Raises:
             RecordError: the store refused the write (the previous documents are left as they were).
         """
-        data = _document(sums)
-        folder = self._folder(sums.table, sums.reader)
-        older = self._names(sums.table, sums.reader)
+        self._write(self._folder(sums.table, sums.reader), _document(sums))
+
+    def save_profiles(self, profiles: FileProfiles) -> None:
+        """Keep ``profiles`` as the newest document of its table, reader, key and bucket count, then delete the
+        older ones of those.
+
+        Raises:
+            RecordError: the store refused the write (the previous documents are left as they were).
+        """
+        from ubunye.lineage.file_profiles import profiles_document
+
+        folder = self._profiles_folder(profiles.table, profiles.reader, profiles.key, profiles.buckets)
+        self._write(folder, profiles_document(profiles))
+
+    def _write(self, folder: str, data: bytes) -> None:
+        if len(data) > MAX_CACHE_BYTES:  # a document no reader would take is not worth writing every run
+            msg = f"{self._shown(folder)}: {len(data)} bytes, more than the {MAX_CACHE_BYTES // 2**20} MiB read back"
+            raise RecordError(msg + ": not kept")
+        older = self._names(folder)
         name = _next_name()
         if self._remote is not None:
             self._remote.put(f"{folder}/{name}", data)
@@ -225,7 +276,7 @@ def _next_name() -> str:
         return f"{_last_sequence:020d}-{uuid.uuid4().hex[:12]}{_SUFFIX}"
 
 
-def _checksum(body: dict[str, Any]) -> str:
+def checksum(body: dict[str, Any]) -> str:
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
@@ -248,45 +299,56 @@ def _document(sums: FileSums) -> bytes:
         "version": sums.version,
         "files": files,
     }
-    body["checksum"] = _checksum(body)
+    body["checksum"] = checksum(body)
     return gzip.compress(json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii"), mtime=0)
 
 
-def _gunzip(data: bytes, shown: str) -> bytes:
+def gunzip(data: bytes, shown: str, noun: str = "sums") -> bytes:
     try:
         inflate = zlib.decompressobj(wbits=31)  # gzip framing, its CRC checked at the end
         out = inflate.decompress(data, MAX_CACHE_BYTES + 1)
         if len(out) > MAX_CACHE_BYTES or inflate.unconsumed_tail:
-            raise RecordError(f"{shown}: more than {MAX_CACHE_BYTES // 2**20} MiB of cached sums")
+            raise RecordError(f"{shown}: more than {MAX_CACHE_BYTES // 2**20} MiB of cached {noun}")
         if not inflate.eof:
-            raise RecordError(f"{shown}: corrupt cached sums (the gzip stream is cut short)")
+            raise RecordError(f"{shown}: corrupt cached {noun} (the gzip stream is cut short)")
         return out
     except zlib.error as exc:
-        raise RecordError(f"{shown}: corrupt cached sums (not gzip: {exc})") from None
+        raise RecordError(f"{shown}: corrupt cached {noun} (not gzip: {exc})") from None
+
+
+def checked_body(
+    data: bytes, shown: str, kind: tuple[str, int, str], table: str, reader: str, noun: str = "sums"
+) -> dict[str, Any]:
+    """The JSON body of a cache document whose ``kind`` (format, format version, method), ubunye version, table,
+    reader and checksum are the expected ones (the checksum removed), else a RecordError naming ``shown``."""
+    try:
+        body = json.loads(gunzip(data, shown, noun).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RecordError(f"{shown}: corrupt cached {noun} (not JSON: {exc})") from None
+    fmt, fmt_version, method = kind
+    if not isinstance(body, dict) or body.get("format") != fmt:
+        raise RecordError(f"{shown}: not a document of cached Delta file {noun} (format {fmt!r})")
+    for name, expected in (
+        ("format_version", fmt_version),
+        ("method", method),
+        ("ubunye_version", ubunye.__version__),
+    ):
+        if body.get(name) != expected:
+            msg = f"{shown}: cached {noun} of {name} {body.get(name)!r}, not {expected!r} (another ubunye version's)"
+            raise RecordError(msg)
+    for name, expected in (("table", table), ("reader", reader)):
+        if body.get(name) != expected:
+            msg = f"{shown}: cached {noun} of {name} {body.get(name)!r}, not {expected!r}: not this table's"
+            raise RecordError(msg)
+    stored = body.pop("checksum", None)
+    if stored != checksum(body):
+        raise RecordError(f"{shown}: corrupt cached {noun} (the checksum does not match the content)")
+    return body
 
 
 def _parse(data: bytes, shown: str, table: str, reader: str) -> FileSums:
     """The sums a document holds, checked field by field; RecordError naming ``shown`` and the fault."""
-    try:
-        body = json.loads(_gunzip(data, shown).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise RecordError(f"{shown}: corrupt cached sums (not JSON: {exc})") from None
-    if not isinstance(body, dict) or body.get("format") != _FORMAT:
-        raise RecordError(f"{shown}: not a document of cached Delta file sums (format {_FORMAT!r})")
-    for name, expected in (
-        ("format_version", _FORMAT_VERSION),
-        ("method", _METHOD),
-        ("ubunye_version", ubunye.__version__),
-    ):
-        if body.get(name) != expected:
-            msg = f"{shown}: cached sums of {name} {body.get(name)!r}, not {expected!r} (another ubunye version's)"
-            raise RecordError(msg)
-    for name, expected in (("table", table), ("reader", reader)):
-        if body.get(name) != expected:
-            raise RecordError(f"{shown}: cached sums of {name} {body.get(name)!r}, not {expected!r}: not this table's")
-    checksum = body.pop("checksum", None)
-    if checksum != _checksum(body):
-        raise RecordError(f"{shown}: corrupt cached sums (the checksum does not match the content)")
+    body = checked_body(data, shown, (_FORMAT, _FORMAT_VERSION, _METHOD), table, reader)
     for name in ("table_id", "schema"):
         if not isinstance(body.get(name), str):
             raise RecordError(f"{shown}: corrupt cached sums ({name}: expected a string)")
