@@ -65,6 +65,8 @@ case class ProfileV1Aggregate(
   /** The length of each column's member prefix `"name":` in the row line. */
   @transient private lazy val prefixLength: Array[Int] =
     names.map(n => RowsV1Type.jsonString(n).getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 1).toArray
+  /** The key's one column when the key has exactly one (its key line is then that column's line), else -1. */
+  @transient private lazy val singleKey: Int = if (keyOrder.length == 1) keyOrder(0) else -1
   /** 1 for a float column, 2 for a double column (the ones with nans), else 0. */
   @transient private lazy val floatKind: Array[Int] = columns.map(_.dataType match {
     case FloatType  => 1
@@ -94,39 +96,14 @@ case class ProfileV1Aggregate(
     scratch.digest(bytes, 0, line.length)
     val a = view.getLong(0)
     val b = view.getLong(8)
+    val rowBucket = ProfileV1Digest.bucketBits(scratch.hash) // the column hashes below reuse scratch.hash
     buffer.rowCount += 1
     buffer.sum1 += a
     buffer.sum2 += b
-    if (nBuckets > 0) {
-      // Section 12.2: the bucket of the key line, or of the row line when there is no key.
-      if (keyOrder.length > 0) {
-        val key = scratch.keyLine
-        key.reset()
-        key.append('{')
-        var first = true
-        var k = 0
-        while (k < keyOrder.length) {
-          val i = keyOrder(k)
-          val s = starts(i)
-          if (s >= 0) {
-            if (!first) key.append(',')
-            key.append(bytes, s, ends(i) - s)
-            first = false
-          }
-          k += 1
-        }
-        key.append('}')
-        scratch.digest(key.bytes, 0, key.length)
-      }
-      val at = 3 * ProfileV1Digest.bucketOf(scratch.hash, mask)
-      val bk = buffer.buckets
-      bk(at) += 1
-      bk(at + 1) += a
-      bk(at + 2) += b
-    }
     // Section 12.1: each column line is its member between braces, hashed in place in the row line (columnLine),
     // or its hash found in the column's memo of recent values.
     val cols = buffer.columns
+    var keyBucket = 0
     var i = 0
     while (i < starts.length) {
       val at = 4 * i
@@ -135,6 +112,7 @@ case class ProfileV1Aggregate(
         cols(at) += 1
         cols(at + 2) += ProfileV1Digest.NullLine._1
         cols(at + 3) += ProfileV1Digest.NullLine._2
+        if (i == singleKey) keyBucket = ProfileV1Digest.NullLineBucket
       } else {
         val e = ends(i)
         val memo = scratch.memo(i)
@@ -147,19 +125,23 @@ case class ProfileV1Aggregate(
             memo.hits += 1
             cols(at + 2) += memo.a(slot)
             cols(at + 3) += memo.b(slot)
+            if (i == singleKey) keyBucket = memo.c(slot)
           } else {
             columnLine(scratch, bytes, s, e)
             val ca = view.getLong(0)
             val cb = view.getLong(8)
-            memo.store(slot, bytes, v, n, ca, cb)
+            val cc = ProfileV1Digest.bucketBits(scratch.hash)
+            memo.store(slot, bytes, v, n, ca, cb, cc)
             cols(at + 2) += ca
             cols(at + 3) += cb
+            if (i == singleKey) keyBucket = cc
           }
           scratch.checkMemo(i, memo)
         } else {
           columnLine(scratch, bytes, s, e)
           cols(at + 2) += view.getLong(0)
           cols(at + 3) += view.getLong(8)
+          if (i == singleKey) keyBucket = ProfileV1Digest.bucketBits(scratch.hash)
         }
         val kind = floatKind(i)
         if (kind != 0) {
@@ -169,6 +151,38 @@ case class ProfileV1Aggregate(
         }
       }
       i += 1
+    }
+    if (nBuckets > 0) {
+      // Section 12.2: the bucket of the key line, or of the row line when there is no key. A one-column key's
+      // line is that column's line, whose bucket the column loop above already took.
+      val bucket =
+        if (singleKey >= 0) keyBucket
+        else if (keyOrder.length == 0) rowBucket
+        else {
+          val key = scratch.keyLine
+          key.reset()
+          key.append('{')
+          var first = true
+          var k = 0
+          while (k < keyOrder.length) {
+            val i = keyOrder(k)
+            val s = starts(i)
+            if (s >= 0) {
+              if (!first) key.append(',')
+              key.append(bytes, s, ends(i) - s)
+              first = false
+            }
+            k += 1
+          }
+          key.append('}')
+          scratch.digest(key.bytes, 0, key.length)
+          ProfileV1Digest.bucketBits(scratch.hash)
+        }
+      val at = 3 * (bucket & mask)
+      val bk = buffer.buckets
+      bk(at) += 1
+      bk(at + 1) += a
+      bk(at + 2) += b
     }
     buffer
   }

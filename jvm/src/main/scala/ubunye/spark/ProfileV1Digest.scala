@@ -75,14 +75,20 @@ private[spark] object ProfileV1Digest {
 
   /** Section 12.2: bytes 28..31 of a SHA-256 as an unsigned 32-bit integer, mod N (`mask` = N - 1, N a power
     * of two, so the low bits are the remainder). */
-  def bucketOf(hash: Array[Byte], mask: Int): Int =
-    ((hash(28) & 0xff) << 24 | (hash(29) & 0xff) << 16 | (hash(30) & 0xff) << 8 | (hash(31) & 0xff)) & mask
+  def bucketOf(hash: Array[Byte], mask: Int): Int = bucketBits(hash) & mask
+
+  /** Bytes 28..31 of a SHA-256 as a 32-bit integer: its bucket under any bucket count is these bits & (N - 1). */
+  def bucketBits(hash: Array[Byte]): Int =
+    (hash(28) & 0xff) << 24 | (hash(29) & 0xff) << 16 | (hash(30) & 0xff) << 8 | (hash(31) & 0xff)
 
   /** The two halves (section 8) of the SHA-256 of the column line of a null value, `{}` (section 12.1). */
   val NullLine: (Long, Long) = {
     val b = ByteBuffer.wrap(MessageDigest.getInstance("SHA-256").digest("{}".getBytes(UTF_8)))
     (b.getLong(0), b.getLong(8))
   }
+
+  /** bucketBits of that line, `{}`: also the key line of a one-column key whose value is null. */
+  val NullLineBucket: Int = bucketBits(MessageDigest.getInstance("SHA-256").digest("{}".getBytes(UTF_8)))
 
   /** Section 12.1: `sha256:` + hex SHA-256 of "profile-v1-column\n" + json_name + "\n" + T + "\n" + count +
     * "\n" + hex16(sum1) + "\n" + hex16(sum2). */
@@ -141,6 +147,7 @@ private[spark] final class LineMemo(slots: Int) {
   private val lens = new Array[Int](slots) // 0: empty (a JSON value is never empty)
   private val as = new Array[Long](slots)
   private val bs = new Array[Long](slots)
+  private val cs = new Array[Int](slots) // bucketBits of the line: the bucket of a one-column key's line
   var tries = 0
   var hits = 0
 
@@ -164,12 +171,14 @@ private[spark] final class LineMemo(slots: Int) {
 
   def a(slot: Int): Long = as(slot)
   def b(slot: Int): Long = bs(slot)
+  def c(slot: Int): Int = cs(slot)
 
-  def store(slot: Int, bytes: Array[Byte], off: Int, len: Int, a: Long, b: Long): Unit = {
+  def store(slot: Int, bytes: Array[Byte], off: Int, len: Int, a: Long, b: Long, c: Int): Unit = {
     System.arraycopy(bytes, off, keys, slot * LineMemo.MaxLen, len)
     lens(slot) = len
     as(slot) = a
     bs(slot) = b
+    cs(slot) = c
   }
 }
 

@@ -155,6 +155,24 @@ class ProfileV1Suite extends AnyFunSuite with BeforeAndAfterAll {
     assert((h.getLong(0), h.getLong(1), h.getLong(2)) == ((count, s1, s2)))
   }
 
+  test("a one-column key (its bucket taken from the column's own line hash) equals ubunye_bucket_v1 grouping") {
+    // Key columns taking every path of the column loop: repeating values with nulls (memo hits, null line), unique
+    // values (the memo dropped after its trial), values longer than the memo keeps, and a bigint.
+    val from = "(SELECT id, if(id % 11 = 0, null, id % 7) AS k, concat(repeat('x', 40), id) AS u, " +
+      "cast(id AS string) AS s FROM range(0, 12000, 1, 3))"
+    for (key <- Seq("k", "u", "s", "id")) {
+      val p = profile(s"64, array('$key'), *", from)
+      val b = ByteBuffer.wrap(p.getAs[Array[Byte]](5))
+      val got = (0 until 64).map(_ => (b.getLong, b.getLong, b.getLong)).zipWithIndex.filter(_._1._1 > 0)
+        .map { case (x, i) => i -> x }.toMap
+      val want = spark.sql(s"SELECT ubunye_bucket_v1($key, 64) AS b, ubunye_rows_v1(id, k, u, s) AS h FROM $from " +
+        "GROUP BY 1").collect().map(r => r.getInt(0) -> {
+          val h = r.getStruct(1); (h.getLong(0), h.getLong(1), h.getLong(2))
+        }).toMap
+      assert(got == want, s"key $key")
+    }
+  }
+
   test("ubunye_bucket_v1 is the bucket of the hand-written key line") {
     val rows = spark.sql(s"SELECT id, ubunye_bucket_v1(name, id, 4), ubunye_bucket_v1(id, name, 256), " +
       s"ubunye_bucket_v1(score, 1) FROM ($table) ORDER BY id").collect()
