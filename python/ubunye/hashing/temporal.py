@@ -6,6 +6,8 @@ Days since the epoch become proleptic Gregorian dates with integer arithmetic on
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -55,25 +57,72 @@ def _four_digit_years(year: np.ndarray) -> bool:
     return bool(len(year) == 0 or (year.min() >= 0 and year.max() <= 9999))
 
 
-def _date_block(days: np.ndarray) -> np.ndarray | None:
-    """``yyyy-MM-dd`` of each day as an (n, 10) byte matrix, or None if a year falls outside 0..9999.
+def _date_rows(days: np.ndarray, before: str = "", after: str = "") -> tuple[np.ndarray, np.ndarray | None] | None:
+    """A table of ``before + yyyy-MM-dd + after`` texts (an (m, width) byte matrix) and the row of each day in it
+    (None: row i is day i), or None if a year falls outside 0..9999.
 
     Columns of dates span few distinct days: when the span is no longer than the column, each day of the span
-    is written once into a table and the rows are gathered from it.
+    is written once into the table, and the constant texts with it.
     """
+    head, tail = before.encode("utf-8"), after.encode("utf-8")
+    width = len(head) + 10 + len(tail)
     if len(days) == 0:
-        return np.empty((0, 10), dtype=np.uint8)
+        return np.empty((0, width), dtype=np.uint8), None
     lo, hi = int(days.min()), int(days.max())
     span = np.arange(lo, hi + 1, dtype=np.int64) if hi - lo < max(len(days), 4096) else days
     year, month, day = _civil(span)
     if not _four_digit_years(year):
         return None
-    table = np.empty((len(span), 10), dtype=np.uint8)
-    table[:] = np.frombuffer(b"0000-00-00", dtype=np.uint8)
-    _digits(table, 0, year, 4)
-    _digits(table, 5, month, 2)
-    _digits(table, 8, day, 2)
-    return table if span is days else np.take(table, days - lo, axis=0)
+    table = np.empty((len(span), width), dtype=np.uint8)
+    table[:] = np.frombuffer(head + b"0000-00-00" + tail, dtype=np.uint8)
+    at = len(head)
+    _digits(table, at, year, 4)
+    _digits(table, at + 5, month, 2)
+    _digits(table, at + 8, day, 2)
+    return table, None if span is days else days - lo
+
+
+def _date_block(days: np.ndarray, before: str = "", after: str = "") -> np.ndarray | None:
+    """``before + yyyy-MM-dd + after`` of each day as an (n, width) byte matrix, or None if a year falls outside
+    0..9999 (gathering whole rows with the constant texts costs less than placing narrow blocks side by side)."""
+    rows = _date_rows(days, before, after)
+    if rows is None:
+        return None
+    table, index = rows
+    return table if index is None else np.take(table, index, axis=0)
+
+
+def _field(out: np.ndarray, at: int, dtype: type[np.unsignedinteger]) -> np.ndarray:
+    """Bytes ``at``.. of every row of a byte matrix as one native integer of ``dtype`` each (unaligned: numpy
+    reads and writes those too)."""
+    n, width = out.shape
+    return np.ndarray(shape=(n,), dtype=dtype, buffer=out, offset=at, strides=(width,))
+
+
+_WORDS: tuple[tuple[int, type[np.unsignedinteger]], ...] = (
+    (8, np.uint64),
+    (4, np.uint32),
+    (2, np.uint16),
+    (1, np.uint8),
+)
+
+
+def _as_words(table: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The columns of a byte table as runs of 8, 4, 2 and 1 bytes, each read as one native integer per row:
+    ``(first byte, integers)``."""
+    out, k, width = [], 0, table.shape[1]
+    for size, dtype in _WORDS:
+        while width - k >= size:
+            out.append((k, np.ascontiguousarray(table[:, k : k + size]).view(dtype).ravel()))
+            k += size
+    return out
+
+
+def _gather(out: np.ndarray, at: int, words: list[tuple[int, np.ndarray]], index: np.ndarray | None) -> None:
+    """Write row ``index[i]`` of a table (:func:`_as_words`) into bytes ``at``.. of row i of ``out``: gathers of
+    whole integers cost a fraction of numpy's gathers of narrow byte rows placed side by side."""
+    for k, column in words:
+        _field(out, at + k, column.dtype.type)[:] = column if index is None else column[index]
 
 
 def _table(kind: str) -> np.ndarray:
@@ -94,15 +143,24 @@ def _table(kind: str) -> np.ndarray:
 
 
 _TABLES: dict[str, np.ndarray] = {}
+_TABLE_WORDS: dict[str, list[tuple[int, np.ndarray]]] = {}
+
+
+def _table_words(kind: str) -> list[tuple[int, np.ndarray]]:
+    """:func:`_table` as :func:`_as_words` reads it, built once."""
+    if kind not in _TABLE_WORDS:
+        _TABLE_WORDS[kind] = _as_words(_table(kind))
+    return _TABLE_WORDS[kind]
 
 
 def _const(text: str, n: int) -> np.ndarray:
-    return np.broadcast_to(np.frombuffer(text.encode("ascii"), dtype=np.uint8), (n, len(text)))
+    data = text.encode("utf-8")  # a member's prefix holds its column name, which may be any text
+    return np.broadcast_to(np.frombuffer(data, dtype=np.uint8), (n, len(data)))
 
 
 def _matrix_text(blocks: list[np.ndarray]) -> pa.Array:
     """Rows of side-by-side byte blocks as an Arrow string array (one copy, no per-row work)."""
-    out = np.ascontiguousarray(np.hstack(blocks))
+    out = np.ascontiguousarray(blocks[0] if len(blocks) == 1 else np.hstack(blocks))
     n, width = out.shape
     offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(out.reshape(-1)))
@@ -113,6 +171,30 @@ def _date_text(days: np.ndarray) -> pa.Array:
     return pc.binary_join_element_wise(_year_text(year), _pad(month, 2), _pad(day, 2), "-")
 
 
+#: Writes a column's texts with a constant text before and after each (``prefix + text + suffix``), in the pass
+#: that writes the texts; null slots stay null.
+Writer = Callable[[str, str], pa.Array]
+
+
+def _nulls_kept(arr: pa.Array, text: pa.Array) -> pa.Array:
+    return text if arr.null_count == 0 else pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))
+
+
+def date_writer(arr: pa.Array) -> Writer:
+    """:func:`format_dates` with a prefix and suffix written in the same pass (a member of the row's object)."""
+    days = pc.cast(arr, pa.date32()).cast(pa.int32()).fill_null(0).to_numpy()
+
+    def write(prefix: str, suffix: str) -> pa.Array:
+        block = _date_block(days, prefix + '"', '"' + suffix)
+        if block is not None:
+            text = _matrix_text([block])
+        else:
+            text = pc.binary_join_element_wise(prefix + '"', _date_text(days), '"' + suffix, "")
+        return _nulls_kept(arr, text)
+
+    return write
+
+
 def format_dates(arr: pa.Array) -> pa.Array:
     """rows-v1 text (quoted) of a date32/date64 array; nulls stay null.
 
@@ -121,13 +203,67 @@ def format_dates(arr: pa.Array) -> pa.Array:
         >>> format_dates(pa.array([dt.date(2024, 2, 29)])).to_pylist()
         ['"2024-02-29"']
     """
-    days = pc.cast(arr, pa.date32()).cast(pa.int32()).fill_null(0).to_numpy()
-    block = _date_block(days)
-    if block is not None:
-        text = _matrix_text([_const('"', len(days)), block, _const('"', len(days))])
-    else:
-        text = pc.binary_join_element_wise('"', _date_text(days), '"', "")
-    return text if arr.null_count == 0 else pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))
+    return date_writer(arr)("", "")
+
+
+def _micros(arr: pa.Array, path: str) -> np.ndarray:
+    """Microseconds since the epoch of each slot (0 where null); a HashError naming the column when a
+    nanosecond value is not a whole microsecond."""
+    t = arr.type
+    raw: np.ndarray = arr.cast(pa.int64()).fill_null(0).to_numpy()
+    if t.unit != "ns":
+        return raw if t.unit == "us" else raw * _US_PER_UNIT[t.unit]
+    rem = np.remainder(raw, 1000)
+    bad = (rem != 0) & arr.is_valid().to_numpy(zero_copy_only=False)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        msg = (
+            f"rows-v1 cannot hash column {path!r} of type {t}: row {i} has a non-zero sub-microsecond part "
+            f"({arr[i]}); rows-v1 timestamps have microsecond precision (docs/rows-v1.md section 5.3). "
+            "Floor the column first, e.g. series.dt.floor('us')."
+        )
+        raise HashError(msg)
+    return np.asarray(np.floor_divide(raw, 1000))
+
+
+def timestamp_writer(arr: pa.Array, path: str) -> Writer:
+    """:func:`format_timestamps` with a prefix and suffix written in the same pass (a member of the row's object).
+    The values are checked here, before anything is written: an error names the column as soon as it is met."""
+    micros = _micros(arr, path)
+    zone = 'Z"' if arr.type.tz is not None else '"'
+
+    def write(prefix: str, suffix: str) -> pa.Array:
+        days = np.floor_divide(micros, _US_PER_DAY)
+        tod = micros - days * _US_PER_DAY
+        secs, frac = np.divmod(tod, 1_000_000)
+        dates = _date_rows(days)
+        if len(micros) == 0:
+            text = pa.array([], pa.string())
+        elif dates is not None:
+            # Every row is one template, ``prefix"yyyy-MM-ddTHH:mm:ss.ffffffZ"suffix``, with the variable parts
+            # gathered into it from tables, a whole integer at a time.
+            head = (prefix + '"').encode("utf-8")
+            template = head + b"0000-00-00T00:00:00.000000" + (zone + suffix).encode("utf-8")
+            out = np.empty((len(micros), len(template)), dtype=np.uint8)
+            out[:] = np.frombuffer(template, dtype=np.uint8)
+            at = len(head)
+            _gather(out, at, _as_words(dates[0]), dates[1])
+            _gather(out, at + 11, _table_words("clock"), secs)
+            micro3 = _table_words("micro3")
+            milli, micro = np.divmod(frac, 1000)
+            _gather(out, at + 20, micro3, milli)
+            _gather(out, at + 23, micro3, micro)
+            text = _matrix_text([out])
+        else:
+            hh, rest = np.divmod(secs, 3600)
+            mm, ss = np.divmod(rest, 60)
+            clock = pc.binary_join_element_wise(_pad(hh, 2), _pad(mm, 2), _pad(ss, 2), ":")
+            text = pc.binary_join_element_wise(
+                prefix + '"', _date_text(days), "T", clock, ".", _pad(frac, 6), zone + suffix, ""
+            )
+        return _nulls_kept(arr, text)
+
+    return write
 
 
 def format_timestamps(arr: pa.Array, path: str) -> pa.Array:
@@ -138,44 +274,4 @@ def format_timestamps(arr: pa.Array, path: str) -> pa.Array:
         >>> format_timestamps(pa.array([dt.datetime(2024, 1, 1, 12)], pa.timestamp("us")), "t").to_pylist()
         ['"2024-01-01T12:00:00.000000"']
     """
-    t = arr.type
-    raw = arr.cast(pa.int64()).fill_null(0).to_numpy()
-    if t.unit == "ns":
-        rem = np.remainder(raw, 1000)
-        bad = (rem != 0) & arr.is_valid().to_numpy(zero_copy_only=False)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            msg = (
-                f"rows-v1 cannot hash column {path!r} of type {t}: row {i} has a non-zero sub-microsecond part "
-                f"({arr[i]}); rows-v1 timestamps have microsecond precision (docs/rows-v1.md section 5.3). "
-                "Floor the column first, e.g. series.dt.floor('us')."
-            )
-            raise HashError(msg)
-        micros = np.floor_divide(raw, 1000)
-    else:
-        micros = raw * _US_PER_UNIT[t.unit]
-    days = np.floor_divide(micros, _US_PER_DAY)
-    tod = micros - days * _US_PER_DAY
-    secs, frac = np.divmod(tod, 1_000_000)
-    zone = 'Z"' if t.tz is not None else '"'
-    block = _date_block(days)
-    if block is not None:
-        n, micro3 = len(micros), _table("micro3")
-        text = _matrix_text(
-            [
-                _const('"', n),
-                block,
-                _const("T", n),
-                np.take(_table("clock"), secs, axis=0),
-                _const(".", n),
-                np.take(micro3, frac // 1000, axis=0),
-                np.take(micro3, frac % 1000, axis=0),
-                _const(zone, n),
-            ]
-        )
-    else:
-        hh, rest = np.divmod(secs, 3600)
-        mm, ss = np.divmod(rest, 60)
-        clock = pc.binary_join_element_wise(_pad(hh, 2), _pad(mm, 2), _pad(ss, 2), ":")
-        text = pc.binary_join_element_wise('"', _date_text(days), "T", clock, ".", _pad(frac, 6), zone, "")
-    return text if arr.null_count == 0 else pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))
+    return timestamp_writer(arr, path)("", "")
