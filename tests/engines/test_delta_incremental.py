@@ -476,3 +476,23 @@ def test_profiles_too_large_to_read_back_are_not_written(tmp_path, caplog, monke
     )
     again = _profile(path, cache)
     assert again.hash_mode == "full" and again.reason.startswith("no per-file profiles of this table")
+
+
+def test_profiles_whose_unzipped_document_is_too_large_to_read_back_are_not_written(tmp_path, monkeypatch):
+    # The reader bounds the unzipped document: one that fits only compressed must not be written either.
+    import gzip
+
+    from ubunye.lineage import file_sums
+
+    path, cache = tmp_path / "t", FileSumsCache(tmp_path / "records")
+    _table_of(path, 3)
+    _profile(path, cache)
+    (doc,) = _profile_documents(cache, path)
+    packed, unpacked = doc.stat().st_size, len(gzip.decompress(doc.read_bytes()))
+    assert packed < unpacked
+    doc.unlink()
+    monkeypatch.setattr(file_sums, "MAX_CACHE_BYTES", (packed + unpacked) // 2)
+    got = _profile(path, cache)
+    assert got.hash_mode == "full"
+    assert_same_profile(got.profile, _full_profile(path, ["id"], 16))
+    assert _profile_documents(cache, path) == []

@@ -46,3 +46,28 @@ def test_timestamps_with_and_without_zone():
             clock = f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{frac:06d}"
             want.append(f'"{_civil_reference(day)}T{clock}{tail}"')
         assert format_timestamps(arr, "t").to_pylist() == want
+
+
+def test_seconds_and_milliseconds_beyond_64_bit_microseconds_are_refused_naming_the_column():
+    # 2**63 - 1 microseconds is the range (Spark's); numpy's product would wrap past it to another instant.
+    import pytest
+
+    from ubunye.exceptions import HashError
+    from ubunye.hashing import hash_frame
+
+    for unit, per in (("s", 10**6), ("ms", 10**3)):
+        edge = (2**63 - 1) // per
+        inside = pa.table({"when": pa.array([-edge, None, edge], pa.int64()).cast(pa.timestamp(unit, "UTC"))})
+        assert hash_frame(inside).row_count == 3
+        # The edges written from their exact microsecond counts: Spark's extreme instants are
+        # +294247-01-10T04:00:54.775807 (2**63 - 1 us) and -290308-12-21T19:59:05.224192 (-2**63 us).
+        texts = format_timestamps(pa.array([edge, -edge], pa.int64()).cast(pa.timestamp(unit)), "when").to_pylist()
+        assert texts == (
+            ['"+294247-01-10T04:00:54.000000"', '"-290308-12-21T19:59:06.000000"']
+            if unit == "s"
+            else ['"+294247-01-10T04:00:54.775000"', '"-290308-12-21T19:59:05.225000"']
+        )
+        for beyond in (edge + 1, -edge - 1):
+            outside = pa.table({"when": pa.array([0, None, beyond], pa.int64()).cast(pa.timestamp(unit))})
+            with pytest.raises(HashError, match=r"column 'when'.*row 2 .*beyond the range"):
+                hash_frame(outside)

@@ -102,11 +102,20 @@ def test_partials_inconsistent_in_themselves_are_refused():
         "an index out of range": _with(words, len(words) - 4, 8),  # the last, so still in order
         "indices out of order": _text(np.concatenate([words[:7], buckets[::-1].ravel()])),
         "a bucket of no rows": _with(words, 8, 0),
+        "an extra bucket of no rows, totals kept": _with_empty_bucket(words),
         "bucket counts off the rows": _with(words, 0, int(words[0]) + 1),
         "bucket sums off the sums": _with(words, 1, int(words[1]) ^ 1),
     }
     for why, text in cases.items():
         assert _refused(text, part), why
+
+
+def _with_empty_bucket(words: np.ndarray) -> str:
+    """The partial with one more bucket, of no rows and zero sums, at an index no bucket has, in index order."""
+    buckets = words[7:].reshape(-1, 4)
+    free = min(set(range(8)) - {int(i) for i in buckets[:, 0]})
+    quads = sorted([*map(tuple, buckets.tolist()), (free, 0, 0, 0)])
+    return _text(np.concatenate([words[:7], np.array(quads, dtype=np.uint64).ravel()]))
 
 
 def _with(words: np.ndarray, at: int, value: int) -> str:

@@ -153,11 +153,6 @@ def _table_words(kind: str) -> list[tuple[int, np.ndarray]]:
     return _TABLE_WORDS[kind]
 
 
-def _const(text: str, n: int) -> np.ndarray:
-    data = text.encode("utf-8")  # a member's prefix holds its column name, which may be any text
-    return np.broadcast_to(np.frombuffer(data, dtype=np.uint8), (n, len(data)))
-
-
 def _matrix_text(blocks: list[np.ndarray]) -> pa.Array:
     """Rows of side-by-side byte blocks as an Arrow string array (one copy, no per-row work)."""
     out = np.ascontiguousarray(blocks[0] if len(blocks) == 1 else np.hstack(blocks))
@@ -211,8 +206,22 @@ def _micros(arr: pa.Array, path: str) -> np.ndarray:
     nanosecond value is not a whole microsecond."""
     t = arr.type
     raw: np.ndarray = arr.cast(pa.int64()).fill_null(0).to_numpy()
+    if t.unit == "us":
+        return raw
     if t.unit != "ns":
-        return raw if t.unit == "us" else raw * _US_PER_UNIT[t.unit]
+        # Seconds and milliseconds far from the epoch have no microsecond count in 64 bits (Spark's range): numpy's
+        # product would wrap to another instant.
+        limit = (2**63 - 1) // _US_PER_UNIT[t.unit]
+        far = (np.abs(raw) > limit) & arr.is_valid().to_numpy(zero_copy_only=False)
+        if far.any():
+            i = int(np.flatnonzero(far)[0])
+            msg = (
+                f"rows-v1 cannot hash column {path!r} of type {t}: row {i} ({raw[i]} {t.unit} since the epoch) is "
+                "beyond the range of rows-v1 timestamps, a signed 64-bit count of microseconds (docs/rows-v1.md "
+                "section 5.3)"
+            )
+            raise HashError(msg)
+        return raw * _US_PER_UNIT[t.unit]
     rem = np.remainder(raw, 1000)
     bad = (rem != 0) & arr.is_valid().to_numpy(zero_copy_only=False)
     if bad.any():

@@ -234,9 +234,15 @@ class FileSumsCache:
         self._write(folder, profiles_document(profiles))
 
     def _write(self, folder: str, data: bytes) -> None:
-        if len(data) > MAX_CACHE_BYTES:  # a document no reader would take is not worth writing every run
+        # A document no reader would take is not worth writing every run. The reader bounds the unzipped
+        # document (gunzip), which compresses about 2:1, so the same bound is checked here on the same bytes.
+        if len(data) > MAX_CACHE_BYTES:
             msg = f"{self._shown(folder)}: {len(data)} bytes, more than the {MAX_CACHE_BYTES // 2**20} MiB read back"
             raise RecordError(msg + ": not kept")
+        try:
+            gunzip(data, self._shown(folder))
+        except RecordError as exc:
+            raise RecordError(f"{exc}: not kept") from None
         older = self._names(folder)
         name = _next_name()
         if self._remote is not None:
