@@ -9,15 +9,21 @@ the table (whose hash is the full hash). Few examples: every step is three Spark
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
+from decimal import Decimal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.hashing.profile_checks import assert_same_profile
+from ubunye.hashing.delta_files import read_snapshot
 from ubunye.hashing.delta_hash import hash_delta
+from ubunye.hashing.delta_numbers import RowSums
+from ubunye.hashing.delta_spark import SparkDeltaFiles, log_struct
 from ubunye.hashing.spark import hash_spark, profile_spark
+from ubunye.hashing.types import spark_columns
 from ubunye.lineage.file_sums import FileSumsCache
 
 ENGINES = ["jvm", "arrow"]
@@ -232,3 +238,117 @@ def test_a_corrupt_profile_cache_is_a_full_profile_with_a_warning(spark, tmp_pat
         "full",
         "no per-file profiles of this table (key None, 8 buckets) are cached yet",
     )
+
+
+# Files read alone (Spark's Parquet reader, the schema taken from the Delta log) against what Spark's Delta reader
+# gives each file: timestamps with and without a time zone, decimals, nested types, partition columns of every
+# rebuilt type (nulls, a value needing escapes, a negative zero), a column comment, and a nullable column added by a
+# schema merge, which the older files lack.
+TYPED = (
+    "id bigint, ts timestamp, ntz timestamp_ntz, wide decimal(38,10), small decimal(5,2), f float, bin binary, "
+    "arr array<int>, st struct<x:int,y:string>, m map<string,int>, p_int int, p_day date, p_dec decimal(7,2), "
+    "p_ok boolean, p_txt string, p_dbl double, p_short smallint"
+)
+TYPED_PARTS = ["p_int", "p_day", "p_dec", "p_ok", "p_txt", "p_dbl", "p_short"]
+_PARTITION_VALUES = [
+    (1, dt.date(2024, 2, 29), Decimal("-12.50"), True, "a b/c%=é", 0.1, -3),
+    (None, None, None, None, None, None, None),
+    (-7, dt.date(1969, 12, 31), Decimal("0.01"), False, "", -0.0, 0),
+]
+
+
+def _typed_rows(spark, start, count, extra=False):
+    rows = []
+    for i in range(start, start + count):
+        nulls = i % 5 == 4
+        rows.append(
+            (
+                i,
+                None if nulls else dt.datetime(2024, 3, 31, 23, 59, i % 60, 999999),
+                None if nulls else dt.datetime(1900, 1, 1, 0, 0, 0, i),
+                None if nulls else Decimal(f"-{i}12345678901234567.0123456789"),
+                None if nulls else Decimal(f"{i % 1000}.5"),
+                None if nulls else float("nan") if i % 7 == 0 else i / 3,
+                None if nulls else bytes([i % 256, 0]),
+                None if nulls else [i, None],
+                None if nulls else (i, f"y{i}"),
+                None if nulls else {f"k{i}": i},
+                *_PARTITION_VALUES[i % 3],
+                *([None if i % 2 else i * 1.5] if extra else []),
+            )
+        )
+    return spark.createDataFrame(rows, TYPED + (", extra double" if extra else ""))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_files_read_alone_are_the_delta_readers_rows_of_them(spark, tmp_path, engine, monkeypatch):
+    from deltalake import DeltaTable
+
+    from ubunye.hashing import delta_spark
+
+    path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
+    _typed_rows(spark, 0, 6).write.format("delta").partitionBy(*TYPED_PARTS).save(path)
+    spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN id COMMENT 'the key'")  # field metadata the log keeps
+    writer = _typed_rows(spark, 6, 3, extra=True).write.format("delta").mode("append")
+    writer.option("mergeSchema", "true").save(path)  # the six files before it have no column extra
+    snap = read_snapshot(DeltaTable(path), deletion_vectors=True)
+    files = SparkDeltaFiles(spark, path, snap, engine)
+    assert files._table is None  # the schema came from the log: Spark's Delta reader not opened
+    numbers = RowSums(files.schema)
+    alone, total, why = files.read(snap.files, numbers)
+    assert (total, why, files._table) == (None, "", None)
+    per_file, _ = files.read_table(numbers)  # the reader's own (its schema string checked against the log's)
+    assert alone == per_file and len(alone) == len(snap.files) > 3
+    monkeypatch.setattr(delta_spark, "ONE_TASK_BYTES", 0)  # as files too big for one task: Spark's split, a shuffle
+    assert files.read(snap.files, numbers) == (alone, None, "")
+    assert spark_columns(files.struct) == spark_columns(spark.read.format("delta").load(path).schema)
+
+    profiled = {"profile": True, "key": ["id"], "buckets": 8}
+    hash_delta(path, cache=cache, spark=spark, engine=engine)
+    hash_delta(path, cache=cache, spark=spark, engine=engine, **profiled)
+    _typed_rows(spark, 20, 1, extra=True).write.format("delta").mode("append").save(path)
+    got = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    assert got.hash == _full(spark, path, engine)
+    assert (got.hash_mode, got.files_read) == ("incremental", 1)
+    got = hash_delta(path, cache=cache, spark=spark, engine=engine, **profiled)
+    assert_same_profile(got.profile, _full_profile(spark, path, engine, ["id"], 8))
+    assert (got.hash_mode, got.files_read) == ("incremental", 1)
+
+
+def test_a_char_column_written_unpadded_is_read_alone_padded(spark, tmp_path):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
+    spark.sql(f"CREATE TABLE delta.`{path}` (id INT, c CHAR(5), v VARCHAR(5)) USING delta")
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES (1, 'ab', 'ab')")
+    hash_delta(path, cache=cache, spark=spark)
+    # deltalake knows nothing of CHAR: its file holds 'xy', which Spark's Delta reader pads to 'xy   '
+    write_deltalake(path, pa.table({"id": pa.array([2], pa.int32()), "c": ["xy"], "v": ["xy"]}), mode="append")
+    assert spark.read.format("delta").load(path).where("id = 2").first()["c"] == "xy   "
+    got = hash_delta(path, cache=cache, spark=spark)
+    assert got.hash == _full(spark, path, None)
+    assert (got.hash_mode, got.files_read) == ("incremental", 1)
+
+
+def test_the_log_schema_is_taken_only_when_the_reader_gives_it_as_it_is():
+    def field(type_, metadata=None):
+        return {"name": "a", "type": type_, "nullable": True, "metadata": metadata or {}}
+
+    def schema(*fields):
+        import json
+
+        return json.dumps({"type": "struct", "fields": list(fields)})
+
+    array = {"type": "array", "elementType": "decimal(38,2)", "containsNull": True}
+    nested = {"type": "map", "keyType": "string", "valueType": array, "valueContainsNull": True}
+    assert log_struct(schema(field(nested), field("timestamp_ntz", {"comment": "x"}))) is not None
+    for odd in (
+        field("void"),  # the reader drops it
+        field("string", {"__CHAR_VARCHAR_TYPE_STRING": "char(3)"}),
+        field("string", {"delta.columnMapping.physicalName": "col-1"}),
+        field({"type": "array", "elementType": "void", "containsNull": True}),
+        field("interval"),
+    ):
+        assert log_struct(schema(odd)) is None, odd
+    assert log_struct("not json") is None

@@ -97,6 +97,8 @@ class DeltaSnapshot:
         files: one :class:`DeltaFile` per add action.
         features: the reader and writer table features the protocol names.
         configuration: ``metaData.configuration`` (``delta.columnMapping.mode``...).
+        schema_json: the table's schema in the Delta protocol's JSON (Spark's ``StructType`` JSON), as deltalake
+            gives it; ``""`` when unknown.
     """
 
     version: int
@@ -105,6 +107,7 @@ class DeltaSnapshot:
     files: tuple[DeltaFile, ...]
     features: frozenset[str]
     configuration: Mapping[str, str]
+    schema_json: str = ""
 
 
 @dataclass(frozen=True)
@@ -261,7 +264,13 @@ def read_snapshot(table: DeltaTable, deletion_vectors: bool = False) -> DeltaSna
         for p, s, m, r, v in zip(paths, sizes, modified, records, values, strict=True)
     )
     return DeltaSnapshot(
-        int(table.version()), str(meta.id), partition_columns, files, features, dict(meta.configuration or {})
+        int(table.version()),
+        str(meta.id),
+        partition_columns,
+        files,
+        features,
+        dict(meta.configuration or {}),
+        table.schema().to_json(),
     )
 
 

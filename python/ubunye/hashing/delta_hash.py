@@ -294,7 +294,7 @@ def hash_delta(
 
         files = SparkDeltaFiles(spark, table_uri, snap, engine)
         schema, chosen, reader, names = files.schema, files.engine, "spark", files.columns
-        columns, source = spark_columns(files.table.schema), (None, files)
+        columns, source = spark_columns(files.struct), (None, files)
     where = (location, snap, reader, schema)
     if not profile:
         return _run(RowSums(schema), source, cache, where, chosen)

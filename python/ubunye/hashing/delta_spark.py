@@ -15,11 +15,27 @@ module's. Two ways, each one Spark job whose result is a few numbers per file:
   differ from that (:meth:`SparkDeltaFiles.read`): no deletion vector on the files read, no column
   mapping, no table feature not known to leave a file's rows alone, partition columns of types whose values
   deltalake parses exactly. The DataFrame's schema string must be the table's, and each file's row count the
-  ``numRecords`` of its add action when the log has it; else the whole table is read.
+  ``numRecords`` of its add action when the log has it; else the whole table is read. The data schema given is
+  the reader's, field metadata included: a CHAR(n) column's values are padded on read alike.
+
+Reading a few files alone is one Spark job and little else, because that job is most of what an incremental hash
+costs on Spark:
+
+- the table's schema is taken from the Delta log deltalake read (:func:`log_struct`) when it is one Spark's
+  Delta reader gives as it is (plain types, no field metadata beside comments and the like, no void column), so
+  Spark's Delta reader is not even opened: opening it at a version its session has not seen replays the log in
+  Spark jobs of their own (about a second after another process committed). Whenever the reader is opened (for
+  a read of the whole table), its schema string must be the log's, else a ``HashError``;
+- the DataFrame is built from SQL text (``selectExpr``), not Column objects: each ``F.col`` is a dozen py4j round
+  trips, and under load they cost as much as the job;
+- a few small files (:data:`ONE_TASK_BYTES` in all) are read in one task, so that the grouping by file needs no
+  shuffle: one stage instead of two. Without the jar each Spark partition's sums are added up on the driver,
+  never in a shuffle.
 
 With the jar the sums are ``ubunye_rows_v1(<the table's columns>)`` per file; without, the twin runs in
-``mapInArrow`` and each file's sums come back as 32-bit halves, so no Spark addition can overflow whatever
-``spark.sql.ansi.enabled`` says (:func:`jvm_file_sums`, :func:`twin_file_sums`).
+``mapInArrow`` and each Spark partition's sums of each file come back as 32-bit halves (Spark has no unsigned
+64-bit type), added up on the driver: no Spark addition, so nothing ``spark.sql.ansi.enabled`` could make
+overflow (:func:`jvm_file_sums`, :func:`twin_file_sums`).
 
 Example:
     >>> files = SparkDeltaFiles(spark, path, read_snapshot(DeltaTable(path)), None)  # doctest: +SKIP
@@ -29,6 +45,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Sequence
 from functools import reduce
@@ -43,13 +60,13 @@ from ubunye.hashing.delta_files import DeltaFile, DeltaSnapshot, P, Sums
 from ubunye.hashing.digest import add_sums, finish, from_halves, sum_lines, to_halves
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.jvm import require_function
-from ubunye.hashing.spark import choose_engine
+from ubunye.hashing.spark import session_engine
 from ubunye.hashing.types import spark_identifier, spark_schema_string
 from ubunye.spark.session import FUNCTION
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import DataType
+    from pyspark.sql.types import DataType, StructType
 
     from ubunye.hashing.delta_numbers import FileNumbers
 
@@ -76,6 +93,32 @@ SAFE_FEATURES = frozenset(
 )
 #: Most partitions (distinct partition values) whose files are read alone in one job; more are read with the table.
 MAX_PARTITIONS_ALONE = 256
+#: Files read alone whose sizes add up to at most this are read in one Spark task: the grouping by file then needs
+#: no shuffle (one stage, not two). A few MB take one task less time than a stage costs; more keep Spark's split.
+ONE_TASK_BYTES = 8 * 2**20
+#: Field metadata known to change neither a column's type as Spark's Delta reader gives it nor its values: a log
+#: schema with no other (CHAR and VARCHAR, collations, column mapping, type changes...) is not taken for the
+#: reader's, which is then opened for its schema.
+PLAIN_METADATA = frozenset(
+    {
+        "comment",
+        "delta.generationExpression",
+        "delta.identity.start",
+        "delta.identity.step",
+        "delta.identity.highWaterMark",
+        "delta.identity.allowExplicitInsert",
+        "delta.invariants",
+    }
+)
+#: The Delta protocol's primitive type names whose Spark type the reader gives as the log names it (``void``, which
+#: the reader drops, is not one of them), beside ``decimal(p,s)``.
+_PLAIN_TYPES = frozenset(
+    {
+        *("boolean", "byte", "short", "integer", "long", "float", "double"),
+        *("string", "binary", "date", "timestamp", "timestamp_ntz"),
+    }
+)
+_DECIMAL = re.compile(r"^decimal\(\s*\d+\s*,\s*\d+\s*\)$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _GLOB = re.compile(r"[{}\[\]*?\\]")  # Spark expands these in a path it is given
 _HALVES = ("n", "s1_hi", "s1_lo", "s2_hi", "s2_lo")
@@ -88,6 +131,55 @@ def _rebuildable(t: DataType) -> bool:
 
     simple = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
     return isinstance(t, (*simple, T.BooleanType, T.DateType)) or type(t) is T.StringType
+
+
+def _plain(tree: object) -> bool:
+    """Whether a Delta log schema (its JSON, parsed) is one Spark's Delta reader gives as it is: see
+    :func:`log_struct`."""
+    if isinstance(tree, str):
+        return tree in _PLAIN_TYPES or _DECIMAL.match(tree) is not None
+    if not isinstance(tree, dict):
+        return False
+    kind = tree.get("type")
+    if kind == "struct":
+        fields = tree.get("fields")
+        return isinstance(fields, list) and all(
+            isinstance(f, dict)
+            and isinstance(f.get("metadata", {}), dict)
+            and set(f.get("metadata", {})) <= PLAIN_METADATA
+            and _plain(f.get("type"))
+            for f in fields
+        )
+    if kind == "array":
+        return _plain(tree.get("elementType"))
+    if kind == "map":
+        return _plain(tree.get("keyType")) and _plain(tree.get("valueType"))
+    return False
+
+
+def log_struct(schema_json: str) -> StructType | None:
+    """The schema Spark's Delta reader gives a table, from its Delta log's schema (``DeltaSnapshot.schema_json``),
+    or None when that is not known to be the same: the reader builds its schema from the log's (Spark's own JSON),
+    only dropping void columns and field metadata, so a schema of plain types (no ``void``) whose fields carry no
+    metadata but :data:`PLAIN_METADATA` is the reader's, name for name and type for type.
+
+    Example:
+        >>> log_struct('{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}')
+        StructType([StructField('a', LongType(), True)])
+        >>> log_struct('{"type":"struct","fields":[{"name":"a","type":"void","nullable":true,"metadata":{}}]}')
+    """
+    from pyspark.sql import types as T
+
+    try:
+        tree = json.loads(schema_json)
+    except ValueError:
+        return None
+    if not isinstance(tree, dict) or tree.get("type") != "struct" or not _plain(tree):
+        return None
+    try:
+        return T.StructType.fromJson(tree)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _file_partials(batches: Iterator[pa.RecordBatch], names: list[str]) -> Iterator[pa.RecordBatch]:
@@ -126,12 +218,41 @@ class SparkDeltaFiles:
         self._spark = spark
         self._uri = table_uri
         self._snap = snapshot
-        self.table = spark.read.format("delta").option("versionAsOf", snapshot.version).load(table_uri)
-        self.columns = list(self.table.columns)
-        self.schema = spark_schema_string(self.table.schema)  # a column rows-v1 cannot hash fails here, named
-        self.engine = choose_engine(self.table, engine)
+        self._table: DataFrame | None = None
+        struct = log_struct(snapshot.schema_json) if snapshot.schema_json else None
+        if struct is None:  # the reader's own schema: it is opened now
+            self._table = self._open()
+            struct = self._table.schema
+        #: The table's Spark schema, as Spark's Delta reader gives it.
+        self.struct = struct
+        self.columns = list(struct.names)
+        self.schema = spark_schema_string(struct)  # a column rows-v1 cannot hash fails here, named
+        self.engine = session_engine(spark, engine)
         lower = {c.lower() for c in self.columns}
         self._file = next(n for n in (f"_ubunye_file{i}" for i in range(len(lower) + 1)) if n not in lower)
+
+    def _open(self) -> DataFrame:
+        return self._spark.read.format("delta").option("versionAsOf", self._snap.version).load(self._uri)
+
+    @property
+    def table(self) -> DataFrame:
+        """The snapshot through Spark's Delta reader, opened on first use (files read alone never need it).
+
+        Raises:
+            HashError: the reader's schema string is not the one taken from the Delta log (never a hash of a
+                schema the reader does not read).
+        """
+        if self._table is None:
+            table = self._open()
+            schema = spark_schema_string(table.schema)
+            if schema != self.schema:
+                msg = (
+                    f"Spark's Delta reader reads {self._uri} with the schema {schema}, not {self.schema} as its "
+                    "Delta log's schema gave: ubunye took one for the other (please report it)"
+                )
+                raise HashError(msg)
+            self._table = table
+        return self._table
 
     def read(self, wanted: Sequence[DeltaFile], numbers: FileNumbers[P]) -> tuple[dict[str, P], P | None, str]:
         """The numbers of (at least) the files in ``wanted``, read the cheapest way that is exact.
@@ -177,7 +298,7 @@ class SparkDeltaFiles:
             return f"table feature(s) {shown}: not known to leave a file's rows as its Parquet file holds them"
         if "_metadata" in {c.lower() for c in self.columns}:
             return "a column named _metadata hides Spark's file metadata"
-        fields = {f.name: f.dataType for f in self.table.schema.fields}
+        fields = {f.name: f.dataType for f in self.struct.fields}
         for name in snap.partition_columns:
             if name not in fields or not _rebuildable(fields[name]):
                 shown = fields[name].simpleString() if name in fields else "missing from the schema"
@@ -199,7 +320,7 @@ class SparkDeltaFiles:
         deletion vectors applied), which reads only the files of those partitions."""
         from pyspark.sql import functions as F
 
-        fields = {f.name: f.dataType for f in self.table.schema.fields}
+        fields = {f.name: f.dataType for f in self.struct.fields}
         names = self._snap.partition_columns
         wanted = {f.partition for f in files}
         tests = [
@@ -224,10 +345,9 @@ class SparkDeltaFiles:
         return per_file
 
     def _with_file(self, frame: DataFrame) -> DataFrame:
-        from pyspark.sql import functions as F
-
-        return frame.select(
-            F.col("_metadata.file_path").alias(self._file), *[F.col(spark_identifier(c)) for c in self.columns]
+        # SQL text: a py4j call per column for the projection, where each F.col is a dozen
+        return frame.selectExpr(
+            f"_metadata.file_path AS {spark_identifier(self._file)}", *[spark_identifier(c) for c in self.columns]
         )
 
     def read_files(self, wanted: Sequence[DeltaFile], numbers: FileNumbers[P]) -> tuple[dict[str, P], str]:
@@ -238,24 +358,30 @@ class SparkDeltaFiles:
 
         if not wanted:
             return {}, ""
-        parts = set(self._snap.partition_columns)
-        fields = {f.name: f.dataType for f in self.table.schema.fields}
-        data = T.StructType([f for f in self.table.schema.fields if f.name not in parts])
+        names = self._snap.partition_columns
+        fields = {f.name: f.dataType for f in self.struct.fields}
+        data = T.StructType([f for f in self.struct.fields if f.name not in set(names)])
         groups: dict[tuple[Any, ...], list[DeltaFile]] = {}
         for f in wanted:
             groups.setdefault(f.partition, []).append(f)
+        # SQL text, not Column objects: py4j round trips (a dozen per F.col) are much of an incremental hash's time.
+        # The data schema's nullability does not matter: Spark's file sources read every given field as nullable.
+        file = spark_identifier(self._file)
+        read_columns = [f"_metadata.file_path AS {file}", *[spark_identifier(f.name) for f in data.fields]]
+        ordered = [file, *[spark_identifier(c) for c in self.columns]]
         frames = []
         root = self._uri.rstrip("/")
         for values, files in groups.items():
             read = self._spark.read.schema(data).parquet(*[f"{root}/{unquote(f.path)}" for f in files])
-            rebuilt = {
-                name: F.lit(value).cast(fields[name]).alias(name)
-                for name, value in zip(self._snap.partition_columns, values, strict=True)
-            }
-            columns = [rebuilt[c] if c in rebuilt else F.col(spark_identifier(c)) for c in self.columns]
-            frames.append(read.select(F.col("_metadata.file_path").alias(self._file), *columns))
+            frame = read.selectExpr(*read_columns)
+            if names:  # the partition values, typed as the table's columns, then the table's column order
+                rebuilt = {n: F.lit(v).cast(fields[n]) for n, v in zip(names, values, strict=True)}
+                frame = frame.withColumns(rebuilt).selectExpr(*ordered)
+            frames.append(frame)
         alone = reduce(lambda a, b: a.unionByName(b), frames)
-        schema = spark_schema_string(alone.drop(self._file).schema)
+        if sum(f.size for f in wanted) <= ONE_TASK_BYTES:  # one task: the grouping by file needs no shuffle
+            alone = alone.coalesce(1)
+        schema = spark_schema_string(T.StructType(alone.schema.fields[1:]))
         if schema != self.schema:
             return {}, f"the files read alone give the schema {schema}, not the table's {self.schema}"
         per_file, unmatched = self._grouped(alone, wanted, numbers)
@@ -329,16 +455,13 @@ def jvm_file_sums(frame: DataFrame, file: str, columns: list[str], schema: str) 
 
 
 def twin_file_sums(frame: DataFrame, columns: list[str]) -> dict[str, Sums]:
-    """rows-v1 sums per file of ``frame`` (a file column, then ``columns``) by the twin in ``mapInArrow``."""
-    from pyspark.sql import functions as F
-
+    """rows-v1 sums per file of ``frame`` (a file column, then ``columns``) by the twin in ``mapInArrow``: one row
+    per file and Spark partition comes back, added up here (no shuffle, and no Spark arithmetic on a sum)."""
     names = list(columns)
     # Positional names: mapInArrow resolves names itself and trips on dots in them.
     positional = frame.toDF("_f", *[f"_{i}" for i in range(len(names))])
-    parts = positional.mapInArrow(lambda it: _file_partials(it, names), _PARTS)
-    totals = parts.groupBy("f").agg(*[F.sum(c).alias(c) for c in _HALVES])
-    out: dict[str, Sums] = {}
-    for row in totals.collect():
+    parts: dict[str, list[Sums]] = {}
+    for row in positional.mapInArrow(lambda it: _file_partials(it, names), _PARTS).collect():
         n, s1_high, s1_low, s2_high, s2_low = (int(row[c]) for c in _HALVES)
-        out[str(row["f"])] = (n, from_halves(s1_high, s1_low), from_halves(s2_high, s2_low))
-    return out
+        parts.setdefault(str(row["f"]), []).append((n, from_halves(s1_high, s1_low), from_halves(s2_high, s2_low)))
+    return {path: add_sums(found) for path, found in parts.items()}

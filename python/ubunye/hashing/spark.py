@@ -22,7 +22,7 @@ from ubunye.hashing.profile import DEFAULT_BUCKETS, FrameProfile, check_profile_
 from ubunye.hashing.types import spark_columns
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 
 def choose_engine(df: DataFrame, engine: str | None) -> str:
@@ -34,11 +34,22 @@ def choose_engine(df: DataFrame, engine: str | None) -> str:
         'arrow'
     """
     check_engine(engine, none_too=True)
+    return engine if engine is not None else session_engine(df.sparkSession, None)
+
+
+def session_engine(spark: SparkSession, engine: str | None) -> str:
+    """As :func:`choose_engine`, for a session (no DataFrame needed: ``hash_delta`` may read none whole).
+
+    Example:
+        >>> session_engine(None, "jvm")
+        'jvm'
+    """
+    check_engine(engine, none_too=True)
     if engine is not None:
         return engine
     from ubunye.spark import jvm_usable
 
-    return "jvm" if jvm_usable(df.sparkSession) else "arrow"
+    return "jvm" if jvm_usable(spark) else "arrow"
 
 
 def hash_spark(df: DataFrame, engine: str | None = None) -> FrameHash:
@@ -105,4 +116,11 @@ def spark_rows_in_buckets(
     return executors.spark_rows_in_buckets_arrow(df, names, n, chosen)
 
 
-__all__ = ["choose_engine", "hash_spark", "profile_spark", "spark_canonical_lines", "spark_rows_in_buckets"]
+__all__ = [
+    "choose_engine",
+    "hash_spark",
+    "profile_spark",
+    "session_engine",
+    "spark_canonical_lines",
+    "spark_rows_in_buckets",
+]
