@@ -24,6 +24,7 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -408,10 +409,11 @@ def main(argv: list[str] | None = None) -> int:
 
         print()
         print("\n".join(records_section(args.records)))
-    from benchmarks.delta_incremental import delta_section
-
-    print()
-    print("\n".join(delta_section(spark=not args.no_spark)))
+    # Its own process: a Spark JVM takes its classpath when it starts, and the Delta section's session needs
+    # delta-spark's jars, which the session above did not load.
+    print(flush=True)
+    delta = [sys.executable, "-m", "benchmarks.delta_incremental", *(["--no-spark"] if args.no_spark else [])]
+    subprocess.run(delta, check=True)
     return 0
 
 

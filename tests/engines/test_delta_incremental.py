@@ -496,3 +496,21 @@ def test_profiles_whose_unzipped_document_is_too_large_to_read_back_are_not_writ
     assert got.hash_mode == "full"
     assert_same_profile(got.profile, _full_profile(path, ["id"], 16))
     assert _profile_documents(cache, path) == []
+
+
+def test_cached_sums_counting_other_rows_than_the_log_are_not_reused(tmp_path):
+    # A well-formed document (its checksum right) whose sums of one file count a row more than that file's
+    # numRecords: those sums are not the file's, whatever its identity says, so the file is read again.
+    from dataclasses import replace
+
+    path, cache = tmp_path / "t", FileSumsCache(tmp_path / "records")
+    _table_of(path, 3)
+    hash_delta(str(path), cache=cache)
+    kept = cache.load(str(path.resolve()), "deltalake")
+    assert kept is not None
+    first = sorted(kept.files)[0]
+    identity, (n, s1, s2) = kept.files[first]
+    cache.save(replace(kept, files={**kept.files, first: (identity, (n + 1, s1 ^ 1, s2))}))
+    got = hash_delta(str(path), cache=cache)
+    assert got.hash == _full(path)
+    assert (got.hash_mode, got.files_reused, got.files_read) == ("incremental", 2, 1)

@@ -149,7 +149,9 @@ def _split(
     if cached is not None:
         for f in snap.files:
             part = cached.reusable(f)
-            if part is not None:
+            # A file without a deletion vector holds exactly the log's numRecords rows: a cached part that counts
+            # other rows is not this file's (whatever its identity says), so the file is read again.
+            if part is not None and (f.deletion_vector or f.records is None or numbers.rows(part) == f.records):
                 reused[f.path] = part
     if not reused and not why:
         why = f"none of the {len(snap.files)} files has cached {noun}" if snap.files else "the table has no data files"
