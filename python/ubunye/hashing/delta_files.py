@@ -110,6 +110,14 @@ class DeltaSnapshot:
     schema_json: str = ""
 
 
+def _reusable(files: Mapping[str, tuple[tuple[int, int, str | None], P]], file: DeltaFile) -> P | None:
+    """What ``files`` keeps for ``file`` when it was kept for the same identity (size, mtime, deletion vector)."""
+    entry = files.get(file.path)
+    if entry is None or tuple(entry[0]) != file.identity:
+        return None
+    return entry[1]
+
+
 @dataclass(frozen=True)
 class FileSums:
     """Per-file rows-v1 sums of one Delta table as one reader reads it: what a cache keeps between runs.
@@ -134,10 +142,7 @@ class FileSums:
 
     def reusable(self, file: DeltaFile) -> Sums | None:
         """The cached sums of ``file`` when its identity is the one they were computed for, else None."""
-        entry = self.files.get(file.path)
-        if entry is None or tuple(entry[0]) != file.identity:
-            return None
-        return entry[1]
+        return _reusable(self.files, file)
 
 
 @dataclass(frozen=True)
@@ -170,10 +175,7 @@ class FileProfiles:
 
     def reusable(self, file: DeltaFile) -> ProfileSums | None:
         """The cached partial of ``file`` when its identity is the one it was computed for, else None."""
-        entry = self.files.get(file.path)
-        if entry is None or tuple(entry[0]) != file.identity:
-            return None
-        return entry[1]
+        return _reusable(self.files, file)
 
 
 class SumsCache(Protocol):
