@@ -88,8 +88,9 @@ floors: $(addsuffix /.installed,$(FLOORS_VENVS)) ## The twin's tests and the vec
 	done
 
 # --- other Spark lines: the conformance tier (tests/lines) in one venv per pyspark line --------------------------
-# The main venv runs the whole suite on pyspark 4.2; these run the conformance vectors and JVM = jar-free = twin
-# on pyspark 3.5 (Scala 2.12 jar) and on the newest 4.x (4.3), each in a fresh session. The venvs share pip's
+# The main venv runs the whole suite on pyspark 4.2; these run the conformance vectors, JVM = jar-free = twin and
+# incremental Delta (where the line has delta-spark jars) on pyspark 3.5 (Scala 2.12 jar) and on the newest 4.x
+# (4.3), each in a fresh session, with the package's own dependencies. The venvs share pip's
 # cache (the same numpy / pandas / pyarrow wheels as the main venv). More lines: make spark-lines SPARK_LINES="3.5.9 4.0.5 4.1.4 4.3.0"
 SPARK_LINES ?= 3.5.9 4.3.0
 LINE_PINS := "numpy==2.4.6" "pandas==3.1.1" "pyarrow==26.0.1" "pytest==9.2.0"
@@ -97,7 +98,7 @@ LINE_PINS := "numpy==2.4.6" "pandas==3.1.1" "pyarrow==26.0.1" "pytest==9.2.0"
 .venv-spark-%/.installed: python/pyproject.toml
 	test -x .venv-spark-$*/bin/python || $(PYTHON) -m venv .venv-spark-$*
 	.venv-spark-$*/bin/pip install -q "pyspark==$*" $(LINE_PINS)
-	.venv-spark-$*/bin/pip install -q --no-deps -e python
+	.venv-spark-$*/bin/pip install -q -e python
 	touch $@
 
 spark-lines: jar $(foreach v,$(SPARK_LINES),.venv-spark-$(v)/.installed) ## Conformance tier on pyspark 3.5 and the newest 4.x (extra venvs)

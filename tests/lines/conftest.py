@@ -1,9 +1,10 @@
 """The Spark-lines tier: the conformance vectors and JVM = jar-free = twin on another pyspark line.
 
 ``make spark-lines`` runs it in a venv per pyspark line (pyspark 3.5 with the Scala 2.12 jar, the newest 4.x),
-each in a fresh local session of its own (``spark`` here overrides the main suite's: no Delta, one jar, the one
-``ubunye.spark.configure`` picks for the installed pyspark). The main suite skips this folder: it runs only when
-``UBUNYE_SPARK_LINE_TIER=1`` (the main venv's own session is the main suite's).
+each in a fresh local session of its own (``spark`` here overrides the main suite's: one jar, the one
+``ubunye.spark.configure`` picks for the installed pyspark, and Delta where the line has delta-spark jars). The
+main suite skips this folder: it runs only when ``UBUNYE_SPARK_LINE_TIER=1`` (the main venv's own session is the
+main suite's).
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ def spark() -> Iterator[Any]:
         .config("spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED")
         .config("spark.sql.parquet.int96RebaseModeInRead", "CORRECTED")
     )
-    session = us.configure(builder).getOrCreate()
+    from ubunye.engines.spark_engine import configure_delta
+
+    # Delta where this line has delta-spark jars on Maven Central (3.5: Delta 3.3; none for 4.3 yet, where
+    # configure_delta leaves the builder as it is and the Delta tests skip, saying so).
+    session = us.configure(configure_delta(builder)).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     us.require(session)
     yield session

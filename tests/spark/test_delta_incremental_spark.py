@@ -133,29 +133,81 @@ def test_an_append_reads_only_the_new_file(spark, tmp_path, engine):
     assert (got.hash_mode, got.reason, got.files_read, got.files_reused) == ("incremental", None, 1, first.files)
 
 
+def _log_vectors(spark, path, version):
+    log = spark.read.json(f"{path}/_delta_log/{version:020d}.json").where("add is not null")
+    return log.where("add.deletionVector is not null").count()
+
+
 @pytest.mark.parametrize("engine", ENGINES)
-def test_deletion_vectors_of_an_unpartitioned_table_read_it_whole_and_say_why(spark, tmp_path, engine):
+def test_a_file_with_a_deletion_vector_is_read_alone_without_its_deleted_rows(spark, tmp_path, engine):
     path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
     _create(spark, path, partitioned=False, dvs=True, count=40)
+    _rows(spark, 200, 5).write.format("delta").mode("append").save(path)  # a file the deletes leave alone
+    profiled = {"profile": True, "key": ["id"], "buckets": 16}
+    first = hash_delta(path, cache=cache, spark=spark, engine=engine, **profiled)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 3 OR id BETWEEN 10 AND 14 OR id = 30")
+    assert _log_vectors(spark, path, 3) >= 1  # the delete did write deletion vectors
+    got = hash_delta(path, cache=cache, spark=spark, engine=engine, **profiled)
+    assert_same_profile(got.profile, _full_profile(spark, path, engine, ["id"], 16))
+    assert (got.hash_mode, got.reason) == ("incremental", None)
+    assert 0 < got.files_read < first.files
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 11 OR id = 31")  # vectors grow: their identities change
+    again = hash_delta(path, cache=cache, spark=spark, engine=engine, **profiled)
+    assert_same_profile(again.profile, _full_profile(spark, path, engine, ["id"], 16))
+    assert again.hash_mode == "incremental"
+    _rows(spark, 100, 1).write.format("delta").mode("append").save(path)
+    after = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    assert after.hash == _full(spark, path, engine)
+
+
+def _scattered(spark, path, partitioned):
+    """A table whose big file gets a deletion vector of more runs than are spelt out, beside a small file."""
+    from ubunye.hashing.delta_files import MAX_DELETED_RUNS
+
+    rows = 4 * MAX_DELETED_RUNS + 100
+    big = spark.range(rows).selectExpr("id", "cast(id % 2 AS int) AS p").coalesce(1).write.format("delta")
+    big = big.partitionBy("p") if partitioned else big
+    big.option("delta.enableDeletionVectors", "true").save(path)
+    spark.range(rows, rows + 10).selectExpr("id", "1 AS p").write.format("delta").mode("append").save(path)
+    return rows, f"DELETE FROM delta.`{path}` WHERE id % 4 = 0 AND id < {rows}"  # every other row of p = 0
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_scattered_deletion_vector_reads_an_unpartitioned_table_whole_and_says_why(spark, tmp_path, engine):
+    from ubunye.hashing.delta_files import MAX_DELETED_RUNS
+
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    rows, delete = _scattered(spark, path, partitioned=False)
     hash_delta(path, cache=cache, spark=spark, engine=engine)
-    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 3")
-    log = spark.read.json(f"{path}/_delta_log/00000000000000000002.json").where("add is not null")
-    assert log.where("add.deletionVector is not null").count() == 1  # the delete did write a deletion vector
+    spark.sql(delete)
+    assert _log_vectors(spark, path, 2) == 1
     got = hash_delta(path, cache=cache, spark=spark, engine=engine)
     assert got.hash == _full(spark, path, engine)
     assert got.hash_mode == "full"
     assert got.reason == (
-        "1 file(s) to read have deletion vectors, which Spark's Delta reader applies only reading the whole "
-        "table (it is not partitioned)"
+        f"1 file(s) to read have deletion vectors too scattered to filter by row index (more than "
+        f"{MAX_DELETED_RUNS} runs of deleted rows) or no row count in the log, which Spark's Delta reader applies "
+        "only reading the whole table (it is not partitioned)"
     )
-    _rows(spark, 100, 1).write.format("delta").mode("append").save(path)
-    after = hash_delta(path, cache=cache, spark=spark, engine=engine)  # the file with its vector was cached
-    assert after.hash == _full(spark, path, engine)
-    assert (after.hash_mode, after.files_read) == ("incremental", 1)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = {rows + 3}")  # the small file: one run, read alone
+    again = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    assert again.hash == _full(spark, path, engine)
+    assert (again.hash_mode, again.files_read) == ("incremental", 1)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_deletion_vectors_of_a_partitioned_table_read_their_partitions_only(spark, tmp_path, engine):
+def test_a_scattered_deletion_vector_of_a_partitioned_table_reads_its_partition(spark, tmp_path, engine):
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    _, delete = _scattered(spark, path, partitioned=True)
+    first = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    spark.sql(delete)
+    got = hash_delta(path, cache=cache, spark=spark, engine=engine)
+    assert got.hash == _full(spark, path, engine)
+    assert (got.hash_mode, got.files_read, got.files_reused) == ("incremental", 1, first.files - 1)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_deletion_vectors_of_a_partitioned_table_are_read_alone_too(spark, tmp_path, engine):
     path, cache = str(tmp_path / "t w"), FileSumsCache(tmp_path / "records")
     _create(spark, path, partitioned=True, dvs=True, count=60)
     profiled = {"profile": True, "key": ["id"], "buckets": 16}
@@ -163,7 +215,7 @@ def test_deletion_vectors_of_a_partitioned_table_read_their_partitions_only(spar
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 7")  # day 'd1 a/b%', k 1: one partition
     got = hash_delta(path, cache=cache, spark=spark, engine=engine, **profiled)
     assert_same_profile(got.profile, _full_profile(spark, path, engine, ["id"], 16))
-    assert got.hash_mode == "incremental" and 0 < got.files_read < first.files
+    assert (got.hash_mode, got.files_read, got.files_reused) == ("incremental", 1, first.files - 1)
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 13")  # the same file's vector grows: its identity changes
     again = hash_delta(path, cache=cache, spark=spark, engine=engine)  # rows-v1 alone: its own cache, filled now
     assert again.hash == _full(spark, path, engine) and again.hash_mode == "full"

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import unquote
 
@@ -49,6 +49,7 @@ from ubunye.hashing.profile import ProfileSums
 from ubunye.hashing.types import schema_string
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow.dataset as ds
     from deltalake import DeltaTable
 
@@ -56,6 +57,30 @@ if TYPE_CHECKING:
 Sums = tuple[int, int, int]
 #: What is kept per file: its ``Sums``, or its ``ProfileSums`` when the table is profiled.
 P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """The rows a deletion vector deletes from its file, by row index (the row's position in the Parquet file, as
+    Spark's ``_metadata.row_index`` gives it).
+
+    Attributes:
+        count: how many rows it deletes.
+        runs: the deleted indices as inclusive ``(first, last)`` runs, increasing; None when there are more than
+            :data:`MAX_DELETED_RUNS` (then the file is only read through the table reader).
+
+    Example:
+        >>> import numpy as np
+        >>> _deleted(np.array([True, False, False, True, False]))
+        Deleted(count=3, runs=((1, 2), (4, 4)))
+    """
+
+    count: int
+    runs: tuple[tuple[int, int], ...] | None
+
+
+#: Most runs of deleted rows a file's deletion vector is spelt out in (a filter term each) for reading it alone.
+MAX_DELETED_RUNS = 2048
 
 
 @dataclass(frozen=True)
@@ -71,6 +96,7 @@ class DeltaFile:
         records: ``numRecords`` of its statistics (before any deletion vector), None when the log has none.
         partition: its partition values, typed by the table schema as deltalake parses them, aligned with
             :attr:`DeltaSnapshot.partition_columns`.
+        deleted: with a deletion vector (read with ``deletion_vectors=True``), the rows it deletes.
     """
 
     path: str
@@ -79,6 +105,7 @@ class DeltaFile:
     deletion_vector: str | None = None
     records: int | None = None
     partition: tuple[Any, ...] = ()
+    deleted: Deleted | None = field(default=None, compare=False, repr=False)
 
     @property
     def identity(self) -> tuple[int, int, str | None]:
@@ -203,30 +230,52 @@ def _features(table: DeltaTable) -> frozenset[str]:
     return frozenset([*(protocol.reader_features or ()), *(protocol.writer_features or ())])
 
 
-def _kept_digest(mask: pa.Array) -> str:
+def _deleted(keep: np.ndarray) -> Deleted:
+    """The rows a keep-mask (numpy booleans, True for a row kept) deletes. A mask may stop short of the file's
+    last row (rows past it are kept): the caller checks the rows read against the log's count."""
+    import numpy as np
+
+    gone = np.flatnonzero(~keep)
+    if not len(gone):
+        return Deleted(0, ())
+    breaks = np.flatnonzero(np.diff(gone) != 1)
+    if len(breaks) + 1 > MAX_DELETED_RUNS:
+        return Deleted(len(gone), None)
+    firsts = np.concatenate([gone[:1], gone[breaks + 1]]).tolist()
+    lasts = np.concatenate([gone[breaks], gone[-1:]]).tolist()
+    return Deleted(len(gone), tuple(zip(firsts, lasts, strict=True)))
+
+
+def _kept_digest(keep: np.ndarray) -> str:
     """A digest of a deletion vector's keep-mask: equal masks, equal digests (so equal rows of the same file)."""
     import numpy as np
 
-    bits = np.packbits(mask.to_numpy(zero_copy_only=False).astype(np.bool_))
-    return "sha256:" + hashlib.sha256(len(mask).to_bytes(8, "big") + bits.tobytes()).hexdigest()
+    bits = np.packbits(keep)
+    return "sha256:" + hashlib.sha256(len(keep).to_bytes(8, "big") + bits.tobytes()).hexdigest()
 
 
-def _deletion_vectors(table: DeltaTable, paths: list[str]) -> dict[str, str]:
-    """Log path -> digest of its deletion vector, for the files that have one.
+def _deletion_vectors(table: DeltaTable, paths: list[str]) -> dict[str, tuple[str, Deleted]]:
+    """Log path -> digest of its deletion vector and the rows it deletes, for the files that have one.
 
     deltalake gives the vectors by file URI (not the log path) and without their descriptors, so a file is matched
     by the decoded log path its URI ends with, and identified by what its vector keeps.
     """
-    by_suffix = {"/" + unquote(p): p for p in paths}
-    out: dict[str, str] = {}
+    import numpy as np
+
+    by_name: dict[str, list[str]] = {}
+    for p in paths:  # by file name first: a scan of every path per vector is quadratic on a big table
+        by_name.setdefault(unquote(p).rsplit("/", 1)[-1], []).append(p)
+    out: dict[str, tuple[str, Deleted]] = {}
     vectors = pa.table(table.deletion_vectors())
     for uri, mask in zip(vectors.column("filepath").to_pylist(), vectors.column("selection_vector"), strict=True):
         decoded = unquote(str(uri))
-        match = [p for suffix, p in by_suffix.items() if decoded.endswith(suffix)]
+        named = by_name.get(decoded.rsplit("/", 1)[-1], [])
+        match = [p for p in named if decoded.endswith("/" + unquote(p))]
         if len(match) != 1:
             msg = f"the deletion vector of {uri} matches {len(match)} files of the Delta log (expected 1)"
             raise ValueError(msg)
-        out[match[0]] = _kept_digest(mask.values)
+        keep = np.asarray(mask.values.to_numpy(zero_copy_only=False), dtype=np.bool_)
+        out[match[0]] = (_kept_digest(keep), _deleted(keep))
     return out
 
 
@@ -262,8 +311,12 @@ def read_snapshot(table: DeltaTable, deletion_vectors: bool = False) -> DeltaSna
     features = _features(table)
     vectors = _deletion_vectors(table, paths) if deletion_vectors and "deletionVectors" in features else {}
     files = tuple(
-        DeltaFile(p, int(s), int(m), vectors.get(p), None if r is None else int(r), v)
+        DeltaFile(p, int(s), int(m), None, None if r is None else int(r), v)
         for p, s, m, r, v in zip(paths, sizes, modified, records, values, strict=True)
+    )
+    files = tuple(
+        replace(f, deletion_vector=vectors[f.path][0], deleted=vectors[f.path][1]) if f.path in vectors else f
+        for f in files
     )
     return DeltaSnapshot(
         int(table.version()),

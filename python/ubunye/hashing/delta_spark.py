@@ -12,7 +12,8 @@ module's. Two ways, each one Spark job whose result is a few numbers per file:
 - a few files alone, through Spark's Parquet reader with the table's data schema (what Delta's reader does
   underneath: a column a file lacks is null, nested fields alike), their partition columns rebuilt from the add
   actions' values cast to the table's types, grouped by file. Only when nothing of the table makes a file's rows
-  differ from that (:meth:`SparkDeltaFiles.read`): no deletion vector on the files read, no column
+  differ from that (:meth:`SparkDeltaFiles.read`): a deletion vector only when its deleted rows are a few runs
+  of row indices (filtered out by ``_metadata.row_index``, the position Delta's vectors count by), no column
   mapping, no table feature not known to leave a file's rows alone, partition columns of types whose values
   deltalake parses exactly. The DataFrame's schema string must be the table's, and each file's row count the
   ``numRecords`` of its add action when the log has it; else the whole table is read. The data schema given is
@@ -56,7 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ubunye.exceptions import HashError
-from ubunye.hashing.delta_files import DeltaFile, DeltaSnapshot, P, Sums
+from ubunye.hashing.delta_files import MAX_DELETED_RUNS, DeltaFile, DeltaSnapshot, P, Sums
 from ubunye.hashing.digest import add_sums, finish, from_halves, sum_lines, to_halves
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.jvm import require_function
@@ -266,16 +267,19 @@ class SparkDeltaFiles:
             return {}, None, ""
         why = self._table_reason()
         got: dict[str, P] = {}
-        with_dv = [f for f in wanted if f.deletion_vector is not None]
+        # A file whose deletion vector is spelt out (its deleted rows as a few runs of row indices, the log's row
+        # count known to check them by) is read alone with those rows filtered out: what Delta's reader does.
+        with_dv = [f for f in wanted if f.deletion_vector is not None and not _spelt_out(f)]
         if not why and with_dv:
             if self._snap.partition_columns:
                 got = self._read_partitions(with_dv, numbers)
             else:
                 why = (
-                    f"{len(with_dv)} file(s) to read have deletion vectors, which Spark's Delta reader applies only "
-                    "reading the whole table (it is not partitioned)"
+                    f"{len(with_dv)} file(s) to read have deletion vectors too scattered to filter by row index "
+                    f"(more than {MAX_DELETED_RUNS} runs of deleted rows) or no row count in the log, which Spark's "
+                    "Delta reader applies only reading the whole table (it is not partitioned)"
                 )
-        alone = [f for f in wanted if f.deletion_vector is None and f.path not in got]
+        alone = [f for f in wanted if (f.deletion_vector is None or _spelt_out(f)) and f.path not in got]
         if not why:
             why = self._alone_reason(alone)
         if not why:
@@ -310,9 +314,13 @@ class SparkDeltaFiles:
         odd = [f.path for f in alone if _SCHEME.match(f.path) or f.path.startswith("/")]
         if odd or _GLOB.search(self._uri):
             return f"a path Spark would not read as given ({odd[0] if odd else self._uri!r})"
-        groups = len({f.partition for f in alone})
+        # one read per partition, and one per file with a deletion vector (its own row filter)
+        groups = len({(f.partition, f.path if f.deletion_vector is not None else None) for f in alone})
         if groups > MAX_PARTITIONS_ALONE:
-            return f"the files to read span {groups} partitions (more than {MAX_PARTITIONS_ALONE} are read whole)"
+            return (
+                f"the files to read take {groups} reads (one per partition, and per file with a deletion vector): "
+                f"more than {MAX_PARTITIONS_ALONE} are read whole"
+            )
         return ""
 
     def _read_partitions(self, files: Sequence[DeltaFile], numbers: FileNumbers[P]) -> dict[str, P]:
@@ -361,9 +369,10 @@ class SparkDeltaFiles:
         names = self._snap.partition_columns
         fields = {f.name: f.dataType for f in self.struct.fields}
         data = T.StructType([f for f in self.struct.fields if f.name not in set(names)])
+        # Files without a deletion vector are read together per partition; one with, alone, filtered by its own.
         groups: dict[tuple[Any, ...], list[DeltaFile]] = {}
         for f in wanted:
-            groups.setdefault(f.partition, []).append(f)
+            groups.setdefault((f.partition, f.path if f.deletion_vector is not None else None), []).append(f)
         # SQL text, not Column objects: py4j round trips (a dozen per F.col) are much of an incremental hash's time.
         # The data schema's nullability does not matter: Spark's file sources read every given field as nullable.
         file = spark_identifier(self._file)
@@ -371,8 +380,10 @@ class SparkDeltaFiles:
         ordered = [file, *[spark_identifier(c) for c in self.columns]]
         frames = []
         root = self._uri.rstrip("/")
-        for values, files in groups.items():
+        for (values, _), files in groups.items():
             read = self._spark.read.schema(data).parquet(*[f"{root}/{unquote(f.path)}" for f in files])
+            if files[0].deleted is not None and files[0].deleted.runs:
+                read = read.where(_kept_rows(files[0].deleted.runs))
             frame = read.selectExpr(*read_columns)
             if names:  # the partition values, typed as the table's columns, then the table's column order
                 rebuilt = {n: F.lit(v).cast(fields[n]) for n, v in zip(names, values, strict=True)}
@@ -391,8 +402,10 @@ class SparkDeltaFiles:
             if f.path not in per_file:
                 per_file[f.path] = numbers.add([])
             count = numbers.rows(per_file[f.path])
-            if f.records is not None and count != f.records:
-                return {}, f"{f.path}: {count} rows read alone, the Delta log says {f.records}"
+            deleted = f.deleted.count if f.deleted is not None else 0
+            if f.records is not None and count != f.records - deleted:
+                said = f"{f.records} less the {deleted} its deletion vector deletes" if deleted else f"{f.records}"
+                return {}, f"{f.path}: {count} rows read alone, the Delta log says {said}"
         return per_file, ""
 
     def read_table(self, numbers: FileNumbers[P]) -> tuple[dict[str, P], P]:
@@ -431,6 +444,25 @@ class SparkDeltaFiles:
             else:
                 unmatched[spark_path] = sums
         return per_file, unmatched
+
+
+def _spelt_out(f: DeltaFile) -> bool:
+    """Whether a file with a deletion vector can be read alone: its deleted rows spelt out as runs of row indices,
+    and the log's row count known (the rows read alone must be that count less the deleted ones)."""
+    return f.deleted is not None and f.deleted.runs is not None and f.records is not None
+
+
+def _kept_rows(runs: Sequence[tuple[int, int]]) -> str:
+    """A Spark SQL condition keeping the rows of a Parquet file read alone whose row index is in none of ``runs``.
+
+    Example:
+        >>> _kept_rows([(3, 3), (7, 9)])
+        'NOT (_metadata.row_index IN (3) OR _metadata.row_index BETWEEN 7 AND 9)'
+    """
+    single = [str(a) for a, b in runs if a == b]
+    spans = [f"_metadata.row_index BETWEEN {a} AND {b}" for a, b in runs if a != b]
+    terms = ([f"_metadata.row_index IN ({', '.join(single)})"] if single else []) + spans
+    return "NOT (" + " OR ".join(terms) + ")"
 
 
 def jvm_file_sums(frame: DataFrame, file: str, columns: list[str], schema: str) -> dict[str, Sums]:
