@@ -45,6 +45,7 @@ import pyarrow as pa
 from ubunye.hashing.digest import add_sums, sum_lines
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.frame import BATCH_ROWS
+from ubunye.hashing.pieces import pieces
 from ubunye.hashing.profile import ProfileSums
 from ubunye.hashing.types import schema_string
 
@@ -336,10 +337,10 @@ def batch_sums(batches: Iterable[pa.RecordBatch]) -> Sums:
         >>> batch_sums(pa.table({"a": [1, 2]}).to_batches())[0]
         2
     """
-    parts = []
+    parts: list[Sums] = []
     for batch in batches:
         if batch.num_rows:
-            parts.append(sum_lines(encode_batch(batch)))
+            parts.extend(sum_lines(encode_batch(piece)) for piece in pieces(batch))
     return add_sums(parts)
 
 

@@ -61,6 +61,7 @@ from ubunye.hashing.delta_files import MAX_DELETED_RUNS, DeltaFile, DeltaSnapsho
 from ubunye.hashing.digest import add_sums, finish, from_halves, sum_lines, to_halves
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.jvm import require_function
+from ubunye.hashing.pieces import pieces
 from ubunye.hashing.spark import session_engine
 from ubunye.hashing.types import spark_identifier, spark_schema_string
 from ubunye.spark.session import FUNCTION
@@ -195,7 +196,8 @@ def _file_partials(batches: Iterator[pa.RecordBatch], names: list[str]) -> Itera
         for i, path in enumerate(paths):
             # One file per batch is the rule (a batch is read from one file); filtering costs only otherwise.
             rows = data if len(paths) == 1 else data.filter(pc.equal(files.indices, i))
-            acc[path] = add_sums([acc.get(path, (0, 0, 0)), sum_lines(encode_batch(rows))])
+            found = [sum_lines(encode_batch(piece)) for piece in pieces(rows)]
+            acc[path] = add_sums([acc.get(path, (0, 0, 0)), *found])
     out: dict[str, list[Any]] = {c: [] for c in ("f", *_HALVES)}
     for path, (n, s1, s2) in acc.items():
         for column, value in zip(out, (path, n, *to_halves(s1), *to_halves(s2)), strict=True):

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from ubunye.hashing.digest import FrameHash, add_sums, finish, from_halves, sum_lines, to_halves
 from ubunye.hashing.encode import encode_batch
+from ubunye.hashing.pieces import pieces
 from ubunye.hashing.profile import (
     DEFAULT_BUCKETS,
     FrameProfile,
@@ -55,7 +56,7 @@ def _renamed(batch: pa.RecordBatch, names: list[str]) -> pa.RecordBatch:
 
 
 def _partition_sums(batches: Iterator[pa.RecordBatch], names: list[str]) -> Iterator[pa.RecordBatch]:
-    lines = (encode_batch(_renamed(b, names)) for b in batches if b.num_rows)
+    lines = (encode_batch(piece) for b in batches if b.num_rows for piece in pieces(_renamed(b, names)))
     n, s1, s2 = add_sums(sum_lines(batch) for batch in lines)
     values = (n, *to_halves(s1), *to_halves(s2))
     yield pa.RecordBatch.from_pydict(
@@ -83,7 +84,8 @@ def hash_spark_arrow(df: DataFrame) -> FrameHash:
 def _lines_of(batches: Iterator[pa.RecordBatch], names: list[str]) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         if batch.num_rows:
-            yield pa.RecordBatch.from_arrays([encode_batch(_renamed(batch, names))], names=["line"])
+            for piece in pieces(_renamed(batch, names)):
+                yield pa.RecordBatch.from_arrays([encode_batch(piece)], names=["line"])
 
 
 def spark_canonical_lines_arrow(df: DataFrame, limit: int | None = None) -> list[str]:

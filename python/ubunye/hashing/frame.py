@@ -10,6 +10,7 @@ import pyarrow as pa
 from ubunye.exceptions import HashError
 from ubunye.hashing.digest import FrameHash, add_sums, finish, sum_lines
 from ubunye.hashing.encode import encode_batch
+from ubunye.hashing.pieces import pieces
 from ubunye.hashing.port import is_rows_frame, port_to_arrow
 from ubunye.hashing.stream import stream_to_arrow
 from ubunye.hashing.types import schema_string
@@ -80,7 +81,8 @@ def _lines(table: pa.Table) -> Iterator[pa.Array]:
         piece = table.slice(start, BATCH_ROWS)
         batches = piece.to_batches()
         batch = batches[0] if len(batches) == 1 else piece.combine_chunks().to_batches()[0]
-        yield encode_batch(batch)
+        for part in pieces(batch):  # wide rows: lines within Arrow's 2 GiB string arrays
+            yield encode_batch(part)
 
 
 def hash_arrow(table: pa.Table) -> FrameHash:

@@ -39,6 +39,7 @@ from ubunye.exceptions import HashError
 from ubunye.hashing.digest import FrameHash, check_engine, finish, line_words
 from ubunye.hashing.encode import encode_array, join_object
 from ubunye.hashing.frame import BATCH_ROWS, frame_kind, to_arrow
+from ubunye.hashing.pieces import pieces
 from ubunye.hashing.text import as_text, escaped, json_string
 from ubunye.hashing.types import FLOAT_TYPES, is_string, schema_string, type_name
 
@@ -657,6 +658,10 @@ class Profiler:
         ]
 
     def add(self, batch: pa.RecordBatch) -> None:
+        for piece in pieces(batch):  # each piece's texts within Arrow's 2 GiB string arrays
+            self._add(piece)
+
+    def _add(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
         names = list(batch.schema.names)

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from ubunye.exceptions import UbunyeError
 from ubunye.hashing.encode import encode_array, encode_batch
+from ubunye.hashing.pieces import pieces
 from ubunye.hashing.types import schema_string, type_name
 
 NULL = "null"
@@ -87,17 +88,18 @@ class TableDiff:
 
 def _texts(table: pa.Table) -> dict[str, list[str]]:
     """Column -> canonical text of every cell (``null`` for a null), in row order."""
-    out: dict[str, list[str]] = {}
-    batch = table.combine_chunks().to_batches()
-    for i, name in enumerate(table.column_names):
-        column = batch[0].column(i) if batch else pa.array([], table.schema.field(i).type)
-        out[name] = [NULL if v is None else v for v in encode_array(column, name).to_pylist()]
+    out: dict[str, list[str]] = {name: [] for name in table.column_names}
+    for batch in table.combine_chunks().to_batches():
+        for piece in pieces(batch):  # each piece's texts within Arrow's 2 GiB string arrays
+            for i, name in enumerate(table.column_names):
+                texts = encode_array(piece.column(i), name).to_pylist()
+                out[name].extend(NULL if v is None else v for v in texts)
     return out
 
 
 def _lines(table: pa.Table) -> list[str]:
     batches = table.combine_chunks().to_batches()
-    return [] if not batches else encode_batch(batches[0]).to_pylist()
+    return [line for batch in batches for piece in pieces(batch) for line in encode_batch(piece).to_pylist()]
 
 
 def _check(table: pa.Table, side: str) -> None:
