@@ -230,11 +230,13 @@ def encode_batch(batch: pa.RecordBatch) -> pa.Array:
     """The canonical line of every row of a record batch, as an Arrow string array."""
     values: list[pa.Array | Member] = []
     quoted = set()
+    schema = batch.schema  # built anew on every access, its types and names too: once, not once per column
+    types, names = schema.types, schema.names
     for i in range(batch.num_columns):
-        column, t, name = batch.column(i), batch.schema.types[i], batch.schema.names[i]
+        column, t, name = batch.column(i), types[i], names[i]
         if is_string(t):
             values.append(escaped(as_text(column)))  # quoted by the row join below
             quoted.add(i)
         else:
             values.append(member(column, name) or encode_array(column, name))
-    return join_object(list(batch.schema.names), values, batch.num_rows, quoted)
+    return join_object(list(names), values, batch.num_rows, quoted)

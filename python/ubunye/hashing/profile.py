@@ -492,13 +492,15 @@ def _encoded(batch: pa.RecordBatch, only: Sequence[int] | None = None) -> tuple[
     columns escaped and still unquoted (listed in the returned set), the rest their canonical JSON."""
     values: list[pa.Array] = []
     quoted: set[int] = set()
+    schema = batch.schema  # built anew on every access, its types and names too: once, not once per column
+    types, names = schema.types, schema.names
     for i in range(batch.num_columns) if only is None else only:
-        column, t = batch.column(i), batch.schema.types[i]
+        column, t = batch.column(i), types[i]
         if is_string(t):
             values.append(escaped(as_text(column)))
             quoted.add(len(values) - 1)
         else:
-            values.append(encode_array(column, batch.schema.names[i]))
+            values.append(encode_array(column, names[i]))
     return values, quoted
 
 
@@ -624,7 +626,8 @@ def _bucket_index(words: np.ndarray, n: int) -> np.ndarray:
 
 
 def _key_words(batch: pa.RecordBatch, values: list[pa.Array], quoted: set[int], key_idx: list[int]) -> np.ndarray:
-    names = [batch.schema.names[i] for i in key_idx]
+    every = batch.schema.names
+    names = [every[i] for i in key_idx]
     key_quoted = {j for j, i in enumerate(key_idx) if i in quoted}
     return _row_words(join_object(names, [values[i] for i in key_idx], batch.num_rows, key_quoted))
 
@@ -644,7 +647,8 @@ class Profiler:
         self.schema = schema_string(schema)  # the type checks and errors of hash_frame, before any row is read
         names = list(schema.names)
         self.order = sorted(range(len(names)), key=lambda i: names[i])
-        self.types = [type_name(schema.field(i).type, names[i]) for i in range(len(names))]
+        types = schema.types  # a new list on every access: once, not once per column
+        self.types = [type_name(types[i], names[i]) for i in range(len(names))]
         self.columns = tuple((names[i], self.types[i]) for i in self.order)
         self.key = key
         self.key_idx = [names.index(k) for k in key] if key else []
@@ -653,8 +657,7 @@ class Profiler:
         self.buckets = np.zeros((n, 3), dtype=np.uint64)
         budget = [_KEPT_BYTES]
         self.lines = [
-            _Column(names[i], is_string(schema.types[i]), self.types[i] in FLOAT_TYPES, budget)
-            for i in range(len(names))
+            _Column(names[i], is_string(types[i]), self.types[i] in FLOAT_TYPES, budget) for i in range(len(names))
         ]
 
     def add(self, batch: pa.RecordBatch) -> None:
