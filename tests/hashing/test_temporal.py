@@ -71,3 +71,23 @@ def test_seconds_and_milliseconds_beyond_64_bit_microseconds_are_refused_naming_
             outside = pa.table({"when": pa.array([0, None, beyond], pa.int64()).cast(pa.timestamp(unit))})
             with pytest.raises(HashError, match=r"column 'when'.*row 2 .*beyond the range"):
                 hash_frame(outside)
+
+
+def test_date64_is_a_date_when_it_is_a_midnight_and_an_error_naming_the_row_when_not():
+    import pytest
+
+    from ubunye.exceptions import HashError
+    from ubunye.hashing import hash_frame
+    from ubunye.hashing.profile import profile_frame
+
+    days = [-719_528, -1, 0, 19_000, None]  # year 0, the day before the epoch, the epoch, 2022
+    as32 = pa.table({"d": pa.array(days, pa.date32())})
+    as64 = pa.table({"d": pa.array([None if d is None else d * 86_400_000 for d in days], pa.date64())})
+    assert format_dates(as64.column("d").combine_chunks()).to_pylist() == [
+        None if d is None else f'"{_civil_reference(d)}"' for d in days
+    ]
+    assert hash_frame(as64) == hash_frame(as32)
+    odd = pa.table({"when": pa.array([0, 86_400_000 + 1], pa.date64())})
+    for run in (hash_frame, profile_frame):
+        with pytest.raises(HashError, match=r"column 'when' of type date64\[ms\]: row 1 \(86400001 ms since"):
+            run(odd)

@@ -48,7 +48,7 @@ def member(arr: pa.Array, path: str) -> Member | None:
     if pa.types.is_boolean(t):
         return Member(lambda p, s: pc.if_else(arr, p + "true" + s, p + "false" + s), arr.null_count)
     if pa.types.is_date(t):
-        return Member(date_writer(arr), arr.null_count)
+        return Member(date_writer(arr, path), arr.null_count)
     if pa.types.is_timestamp(t):
         return Member(timestamp_writer(arr, path), arr.null_count)
     return None
@@ -216,7 +216,7 @@ def encode_array(arr: pa.Array, path: str) -> pa.Array:
     if is_binary(t):
         return _binary(arr)
     if pa.types.is_date(t):
-        return format_dates(arr)
+        return format_dates(arr, path)
     if pa.types.is_timestamp(t):
         return format_timestamps(arr, path)
     if pa.types.is_map(t):

@@ -175,9 +175,32 @@ def _nulls_kept(arr: pa.Array, text: pa.Array) -> pa.Array:
     return text if arr.null_count == 0 else pc.if_else(arr.is_valid(), text, pa.nulls(len(arr), pa.string()))
 
 
-def date_writer(arr: pa.Array) -> Writer:
-    """:func:`format_dates` with a prefix and suffix written in the same pass (a member of the row's object)."""
+_MS_PER_DAY = 86_400_000
+
+
+def _days(arr: pa.Array, path: str) -> np.ndarray:
+    """Days since the epoch of each slot (0 where null). A date64 is milliseconds at a midnight (Arrow's format):
+    one that is not is a HashError naming the row, never a day guessed by rounding."""
+    if pa.types.is_date64(arr.type):
+        ms = arr.cast(pa.int64()).fill_null(0).to_numpy()
+        odd = np.flatnonzero(ms % _MS_PER_DAY)
+        if len(odd):
+            i = int(odd[0])
+            msg = (
+                f"rows-v1 cannot hash column {path!r} of type {arr.type}: row {i} ({ms[i]} ms since the epoch) is not "
+                "a midnight, so not a date (Arrow's date64 holds whole days in milliseconds; docs/rows-v1.md "
+                "section 5.3)"
+            )
+            raise HashError(msg)
+        days: np.ndarray = (ms // _MS_PER_DAY).astype(np.int32)
+        return days
     days = pc.cast(arr, pa.date32()).cast(pa.int32()).fill_null(0).to_numpy()
+    return days
+
+
+def date_writer(arr: pa.Array, path: str) -> Writer:
+    """:func:`format_dates` with a prefix and suffix written in the same pass (a member of the row's object)."""
+    days = _days(arr, path)
 
     def write(prefix: str, suffix: str) -> pa.Array:
         block = _date_block(days, prefix + '"', '"' + suffix)
@@ -190,7 +213,7 @@ def date_writer(arr: pa.Array) -> Writer:
     return write
 
 
-def format_dates(arr: pa.Array) -> pa.Array:
+def format_dates(arr: pa.Array, path: str = "") -> pa.Array:
     """rows-v1 text (quoted) of a date32/date64 array; nulls stay null.
 
     Example:
@@ -198,7 +221,7 @@ def format_dates(arr: pa.Array) -> pa.Array:
         >>> format_dates(pa.array([dt.date(2024, 2, 29)])).to_pylist()
         ['"2024-02-29"']
     """
-    return date_writer(arr)("", "")
+    return date_writer(arr, path)("", "")
 
 
 def _micros(arr: pa.Array, path: str) -> np.ndarray:
