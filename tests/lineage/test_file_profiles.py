@@ -152,3 +152,87 @@ def test_a_document_of_another_table_is_refused(tmp_path):
         RecordError, match="cached profiles of table '/data/sales', not '/data/other': not this table's"
     ):
         cache.load_profiles("/data/other", "spark", ("x",), 8)
+
+
+def _many(count: int, table: str = TABLE, version: int = 1, skip: int = -1) -> FileProfiles:
+    """``count`` files of distinct partials (file ``skip`` left out)."""
+    files = {
+        f"part-{i:04d}.parquet": ((100 + i, 7, None), _part([float(i), float(i) / 3, None]))
+        for i in range(count)
+        if i != skip
+    }
+    first = next(iter(files.values()))[1]
+    return FileProfiles(table, "table-id", "spark", first.schema, version, ("x",), 8, files)
+
+
+def _part_names(cache: FileSumsCache) -> set[str]:
+    return {p.name for p in (Path(cache.where_profiles(TABLE, "spark", ("x",), 8)) / "parts").glob("*.json.gz")}
+
+
+@pytest.mark.parametrize("root", ["local", "memory"])
+def test_a_big_table_keeps_its_partials_in_parts_and_a_new_file_rewrites_one(tmp_path, root, monkeypatch):
+    import ubunye.lineage.file_profiles as file_profiles
+
+    monkeypatch.setattr(file_profiles, "PART_BYTES", 4_000)  # 45 files of ~0.2 KB each: 8 parts, for 44 too
+    cache = FileSumsCache(tmp_path if root == "local" else f"memory://file-profiles-{uuid.uuid4().hex}/records")
+    before = _many(45, skip=44)
+    document, parts = file_profiles.profiles_objects(before)
+    assert len(parts) >= 4
+    assert len(file_profiles.profiles_document(before)) > len(document)  # the files are in the parts
+    cache.save_profiles(before)
+    assert cache.load_profiles(TABLE, "spark", ("x",), 8) == before
+    after = _many(45)
+    cache.save_profiles(after)
+    assert cache.load_profiles(TABLE, "spark", ("x",), 8) == after
+    _, new_parts = file_profiles.profiles_objects(after)
+    assert len(set(new_parts) - set(parts)) == 1  # the one part that holds the new file
+    if root == "local":
+        assert _part_names(cache) == set(new_parts)  # the part it replaced was deleted
+    small = _many(3)
+    cache.save_profiles(small)  # small again: inline, and no part is left
+    assert cache.load_profiles(TABLE, "spark", ("x",), 8) == small
+    if root == "local":
+        assert _part_names(cache) == set()
+
+
+def test_a_part_changed_missing_or_of_another_document_is_refused_naming_it(tmp_path, monkeypatch):
+    import ubunye.lineage.file_profiles as file_profiles
+
+    monkeypatch.setattr(file_profiles, "PART_BYTES", 4_000)
+    cache = FileSumsCache(tmp_path)
+    cache.save_profiles(_many(60))
+    folder = Path(cache.where_profiles(TABLE, "spark", ("x",), 8)) / "parts"
+    victim = sorted(folder.glob("*.json.gz"))[0]
+    good = victim.read_bytes()
+    victim.write_bytes(good[:-8] + bytes(8))  # the same name, other bytes
+    with pytest.raises(RecordError, match=rf"{victim.name}: corrupt cached profiles \(its bytes are not the ones"):
+        cache.load_profiles(TABLE, "spark", ("x",), 8)
+    victim.unlink()
+    with pytest.raises(RecordError, match=rf"{victim.name}: cannot read cached sums"):
+        cache.load_profiles(TABLE, "spark", ("x",), 8)
+    victim.write_bytes(good)
+    assert cache.load_profiles(TABLE, "spark", ("x",), 8) == _many(60)
+    # A document naming parts is refused where no part can be read.
+    document, _ = file_profiles.profiles_objects(_many(60))
+    with pytest.raises(RecordError, match="parts: a list, with no files beside"):
+        file_profiles.parse_profiles(document, "doc", TABLE, "spark", ("x",), 8, None)
+
+
+def test_an_incremental_profile_from_parts_equals_a_full_one(tmp_path, monkeypatch):
+    from deltalake import DeltaTable, write_deltalake
+
+    import ubunye.lineage.file_profiles as file_profiles
+    from ubunye.hashing.delta_hash import hash_delta
+    from ubunye.hashing.profile import profile_frame
+
+    monkeypatch.setattr(file_profiles, "PART_BYTES", 20_000)  # 40 files of 16 filled buckets: several parts
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    for i in range(40):
+        write_deltalake(path, pa.table({"x": np.arange(i * 50, i * 50 + 50), "s": [f"v{i}"] * 50}), mode="append")
+    options = {"profile": True, "key": ["x"], "buckets": 16}
+    hash_delta(path, cache=cache, **options)
+    assert len(list((Path(cache.where_profiles(path, "deltalake", ("x",), 16)) / "parts").glob("*"))) > 1
+    write_deltalake(path, pa.table({"x": np.arange(5000, 5050), "s": ["new"] * 50}), mode="append")
+    got = hash_delta(path, cache=cache, **options)
+    assert (got.hash_mode, got.files_read) == ("incremental", 1)
+    assert got.profile == profile_frame(DeltaTable(path).to_pyarrow_table(), key=["x"], buckets=16)

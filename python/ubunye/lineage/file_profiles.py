@@ -3,7 +3,14 @@ sums (``ubunye.lineage.file_sums``), in the same write-once layout, one folder p
 
     <records root>/.cache/delta-file-profiles/<reader>/<sha256 of the table URI, 32 hex>-<tag>/<sequence>.json.gz
 
-(``<tag>``: :func:`profile_tag` of the key and bucket count).
+(``<tag>``: :func:`profile_tag` of the key and bucket count). A table whose partials take more than
+:data:`PART_BYTES` keeps them in parts beside the document, each named by the SHA-256 of its bytes::
+
+    .../<sha256 of the table URI, 32 hex>-<tag>/parts/<sha256 of the part>.json.gz
+
+The document lists its parts; they are written before it, and those no document names are deleted after it.
+A part is read only through a document that names it, and must be those very bytes, of that table, reader,
+schema, key and bucket count, and the part number the document gives it.
 
 A file's partial (``ProfileSums``: docs/rows-v1.md section 12) is written as base64 of big-endian 64-bit words:
 ``row_count, sum1, sum2``, then ``nulls, nans, sum1, sum2`` per column (in the document's column order), then
@@ -37,6 +44,9 @@ import binascii
 import gzip
 import hashlib
 import json
+import math
+import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -50,7 +60,16 @@ from ubunye.lineage.file_sums import checked_body, checksum
 
 #: This cache's folder under the record store's ``.cache``.
 PROFILES_DIR = "delta-file-profiles"
+#: The folder, in a table's, of the parts of its documents (:func:`profiles_objects`).
+PARTS_DIR = "parts"
+#: Most bytes of packed partials a document holds itself (200 files of 256 filled buckets take 2 MB); a table with
+#: more keeps them in parts of about half this each, so no table is too big to keep (one document of it would be
+#: more than ``MAX_CACHE_BYTES`` from about 100,000 such files) and a new file rewrites one part, not all.
+PART_BYTES = 64 * 2**20
 _FORMAT = "ubunye-delta-file-profiles"
+_PART_FORMAT = "ubunye-delta-file-profiles-part"
+_PART_SUFFIX = ".json.gz"
+_PART_NAME = re.compile(r"[0-9a-f]{64}\.json\.gz")
 _FORMAT_VERSION = 1
 _METHOD = "profile-v1"
 _MASK = (1 << 64) - 1
@@ -120,8 +139,8 @@ def unpack_partial(
     return ProfileSums(schema, columns, key, n, rows, head[1], head[2], typed, packed)
 
 
-def profiles_document(profiles: FileProfiles) -> bytes:
-    """The gzip-compressed JSON document of ``profiles`` (what ``FileSumsCache.save_profiles`` writes)."""
+def _packed(profiles: FileProfiles) -> tuple[tuple[tuple[str, str], ...] | None, list[list[Any]]]:
+    """The columns of the partials and one ``[path, size, modified, dv, packed]`` entry per file, in path order."""
     columns: tuple[tuple[str, str], ...] | None = None
     files = []
     for path, ((size, modified, dv), part) in sorted(profiles.files.items()):
@@ -131,8 +150,14 @@ def profiles_document(profiles: FileProfiles) -> bytes:
             raise ValueError(msg + f"{profiles.key}, {profiles.buckets} buckets)")
         columns = part.columns
         files.append([path, size, modified, dv, pack_partial(part)])
+    return columns, files
+
+
+def _gzipped(
+    profiles: FileProfiles, fmt: str, columns: tuple[tuple[str, str], ...] | None, rest: dict[str, Any]
+) -> bytes:
     body: dict[str, Any] = {
-        "format": _FORMAT,
+        "format": fmt,
         "format_version": _FORMAT_VERSION,
         "method": _METHOD,
         # Partials from another ubunye are not trusted: a fix to an encoder would otherwise live on in the cache.
@@ -144,8 +169,7 @@ def profiles_document(profiles: FileProfiles) -> bytes:
         "columns": [list(c) for c in columns or ()],
         "key": None if profiles.key is None else list(profiles.key),
         "buckets": profiles.buckets,
-        "version": profiles.version,
-        "files": files,
+        **rest,
     }
     body["checksum"] = checksum(body)
     text = json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii")
@@ -153,16 +177,92 @@ def profiles_document(profiles: FileProfiles) -> bytes:
     return gzip.compress(text, compresslevel=1, mtime=0)
 
 
+def profiles_document(profiles: FileProfiles) -> bytes:
+    """The gzip-compressed JSON document of ``profiles``, every partial in it (what ``FileSumsCache.save_profiles``
+    writes for a table whose partials take at most :data:`PART_BYTES`)."""
+    columns, files = _packed(profiles)
+    return _gzipped(profiles, _FORMAT, columns, {"version": profiles.version, "files": files})
+
+
+def profiles_objects(profiles: FileProfiles) -> tuple[bytes, dict[str, bytes]]:
+    """What ``FileSumsCache.save_profiles`` writes: the document, and the parts it names (name -> bytes).
+
+    Up to :data:`PART_BYTES` of packed partials the document holds them all and there are no parts. Beyond, the
+    files are spread over a power of two of parts by a hash of their paths (so one new file changes one part, and
+    a part's name, the SHA-256 of its bytes, stays the same while its files do: an unchanged part is not written
+    again), and the document lists the parts with their digests and file counts.
+    """
+    columns, files = _packed(profiles)
+    size = sum(len(e[0]) + len(e[4]) + 64 for e in files)
+    if size <= PART_BYTES:
+        return _gzipped(profiles, _FORMAT, columns, {"version": profiles.version, "files": files}), {}
+    count = 1 << math.ceil(math.log2(2 * size / PART_BYTES))  # half full: room to grow before the count doubles
+    shards: list[list[list[Any]]] = [[] for _ in range(count)]
+    for entry in files:
+        shards[_shard(entry[0], count)].append(entry)
+    parts: dict[str, bytes] = {}
+    refs = []
+    for i, shard in enumerate(shards):
+        data = _gzipped(profiles, _PART_FORMAT, columns, {"part": i, "parts": count, "files": shard})
+        digest = hashlib.sha256(data).hexdigest()
+        parts[digest + _PART_SUFFIX] = data
+        refs.append({"name": digest + _PART_SUFFIX, "files": len(shard)})
+    return _gzipped(profiles, _FORMAT, columns, {"version": profiles.version, "files": [], "parts": refs}), parts
+
+
+def _shard(path: str, count: int) -> int:
+    return int.from_bytes(hashlib.sha256(path.encode("utf-8")).digest()[:8], "big") % count
+
+
 def _shown_key(key: object) -> str:
     return str(list(key)) if isinstance(key, list | tuple) else str(key)
 
 
 def parse_profiles(
-    data: bytes, shown: str, table: str, reader: str, key: tuple[str, ...] | None, buckets: int
+    data: bytes,
+    shown: str,
+    table: str,
+    reader: str,
+    key: tuple[str, ...] | None,
+    buckets: int,
+    read_part: Callable[[str], tuple[bytes, str]] | None = None,
 ) -> FileProfiles:
-    """The per-file profiles a document holds, checked field by field (see the module docstring); a RecordError
-    naming ``shown`` and the fault."""
-    body = checked_body(data, shown, (_FORMAT, _FORMAT_VERSION, _METHOD), table, reader, "profiles")
+    """The per-file profiles a document holds, checked field by field (see the module docstring), with those of
+    the parts it names (``read_part(name)`` gives a part's bytes and its name as shown); a RecordError naming
+    ``shown`` (or the part) and the fault."""
+    body = _checked(data, shown, _FORMAT, table, reader, key, buckets)
+    version, files = body.get("version"), body.get("files")
+    if not isinstance(version, int) or isinstance(version, bool) or not isinstance(files, list):
+        raise RecordError(f"{shown}: corrupt cached profiles (columns: name and type pairs, version, files)")
+    entries: dict[str, tuple[Identity, ProfileSums]] = {}
+    _add_entries(entries, files, shown, body, key, buckets)
+    refs = body.get("parts")
+    if refs is not None:
+        if not isinstance(refs, list) or files or read_part is None:
+            raise RecordError(f"{shown}: corrupt cached profiles (parts: a list, with no files beside)")
+        for i, ref in enumerate(refs):
+            name, count = (ref.get("name"), ref.get("files")) if isinstance(ref, dict) else (None, None)
+            if not (isinstance(name, str) and _PART_NAME.fullmatch(name) and isinstance(count, int)):
+                raise RecordError(f"{shown}: corrupt cached profiles (parts[{i}] is malformed)")
+            part, part_shown = read_part(name)
+            if hashlib.sha256(part).hexdigest() + _PART_SUFFIX != name:  # named by its digest: any change shows
+                raise RecordError(f"{part_shown}: corrupt cached profiles (its bytes are not the ones named)")
+            inner = _checked(part, part_shown, _PART_FORMAT, table, reader, key, buckets)
+            same = all(inner.get(f) == body.get(f) for f in ("table_id", "schema", "columns"))
+            held = inner.get("files")
+            if not same or inner.get("part") != i or inner.get("parts") != len(refs) or not isinstance(held, list):
+                raise RecordError(f"{part_shown}: corrupt cached profiles (not part {i} of {len(refs)} of {shown})")
+            if len(held) != count:
+                raise RecordError(f"{part_shown}: corrupt cached profiles ({len(held)} files, {count} listed)")
+            _add_entries(entries, held, part_shown, body, key, buckets)
+    return FileProfiles(table, body["table_id"], reader, body["schema"], version, key, buckets, entries)
+
+
+def _checked(
+    data: bytes, shown: str, fmt: str, table: str, reader: str, key: tuple[str, ...] | None, buckets: int
+) -> dict[str, Any]:
+    """The body of a document or part of ``fmt``, its key, bucket count, table id, schema and columns checked."""
+    body = checked_body(data, shown, (fmt, _FORMAT_VERSION, _METHOD), table, reader, "profiles")
     kept_key, kept_n = body.get("key"), body.get("buckets")
     if kept_key != (None if key is None else list(key)) or kept_n != buckets:
         msg = (
@@ -175,17 +275,26 @@ def parse_profiles(
     for name in ("table_id", "schema"):
         if not isinstance(body.get(name), str):
             raise RecordError(f"{shown}: corrupt cached profiles ({name}: expected a string)")
-    columns = _columns(body.get("columns"))
-    version, files = body.get("version"), body.get("files")
-    if columns is None or not isinstance(version, int) or isinstance(version, bool) or not isinstance(files, list):
+    if _columns(body.get("columns")) is None:
         raise RecordError(f"{shown}: corrupt cached profiles (columns: name and type pairs, version, files)")
-    entries: dict[str, tuple[Identity, ProfileSums]] = {}
+    return body
+
+
+def _add_entries(
+    entries: dict[str, tuple[Identity, ProfileSums]],
+    files: list[Any],
+    shown: str,
+    body: dict[str, Any],
+    key: tuple[str, ...] | None,
+    buckets: int,
+) -> None:
+    columns = _columns(body.get("columns"))
+    assert columns is not None  # _checked refused the body otherwise
     for i, entry in enumerate(files):
         parsed = _entry(entry, body["schema"], columns, key, buckets)
         if parsed is None or parsed[0] in entries:
             raise RecordError(f"{shown}: corrupt cached profiles (files[{i}] is malformed or repeated)")
         entries[parsed[0]] = parsed[1]
-    return FileProfiles(table, body["table_id"], reader, body["schema"], version, key, buckets, entries)
 
 
 def _columns(raw: object) -> tuple[tuple[str, str], ...] | None:
@@ -215,4 +324,13 @@ def _entry(
     return None if part is None else (path, ((size, modified, dv), part))
 
 
-__all__ = ["PROFILES_DIR", "pack_partial", "parse_profiles", "profile_tag", "profiles_document", "unpack_partial"]
+__all__ = [
+    "PARTS_DIR",
+    "PROFILES_DIR",
+    "pack_partial",
+    "parse_profiles",
+    "profile_tag",
+    "profiles_document",
+    "profiles_objects",
+    "unpack_partial",
+]

@@ -157,10 +157,17 @@ class FileSumsCache:
         Raises:
             RecordError: documents are kept but none can be used; the message names the newest and why.
         """
-        from ubunye.lineage.file_profiles import parse_profiles
+        from ubunye.lineage.file_profiles import PARTS_DIR, parse_profiles
 
         folder = self._profiles_folder(table, reader, key, buckets)
-        return self._newest(folder, lambda data, shown: parse_profiles(data, shown, table, reader, key, buckets))
+        parts = f"{folder}/{PARTS_DIR}"
+
+        def read_part(name: str) -> tuple[bytes, str]:
+            return self._read(parts, name), f"{self._shown(parts)}/{name}"
+
+        return self._newest(
+            folder, lambda data, shown: parse_profiles(data, shown, table, reader, key, buckets, read_part)
+        )
 
     def _newest(self, folder: str, parse: Callable[[bytes, str], T]) -> T | None:
         problems: list[str] = []
@@ -228,12 +235,21 @@ class FileSumsCache:
         Raises:
             RecordError: the store refused the write (the previous documents are left as they were).
         """
-        from ubunye.lineage.file_profiles import profiles_document
+        from ubunye.lineage.file_profiles import PARTS_DIR, profiles_objects
 
         folder = self._profiles_folder(profiles.table, profiles.reader, profiles.key, profiles.buckets)
-        self._write(folder, profiles_document(profiles))
+        document, parts = profiles_objects(profiles)
+        parts_folder = f"{folder}/{PARTS_DIR}"
+        kept = set(self._names(parts_folder))
+        for name, data in parts.items():  # the parts first: the document that names them is the last written
+            if name not in kept:  # named by their digest: one already there holds these very bytes
+                self._check_size(parts_folder, data)
+                self._put(parts_folder, name, data)
+        self._write(folder, document)
+        for name in kept - set(parts):  # parts no document names any more (only older documents did)
+            self._delete(parts_folder, name)
 
-    def _write(self, folder: str, data: bytes) -> None:
+    def _check_size(self, folder: str, data: bytes) -> None:
         # A document no reader would take is not worth writing every run. The reader bounds the unzipped
         # document (gunzip), which compresses about 2:1, so the same bound is checked here on the same bytes.
         if len(data) > MAX_CACHE_BYTES:
@@ -243,12 +259,18 @@ class FileSumsCache:
             gunzip(data, self._shown(folder))
         except RecordError as exc:
             raise RecordError(f"{exc}: not kept") from None
+
+    def _write(self, folder: str, data: bytes) -> None:
+        self._check_size(folder, data)
         older = self._names(folder)
-        name = _next_name()
+        self._put(folder, _next_name(), data)
+        for old in older:  # only once the new one is there: a reader takes the newest it can trust
+            self._delete(folder, old)
+
+    def _put(self, folder: str, name: str, data: bytes) -> None:
+        """Write one object whole: create-only on an object store, a temporary file renamed into place here."""
         if self._remote is not None:
             self._remote.put(f"{folder}/{name}", data)
-            for old in older:  # only once the new one is there: a reader takes the newest it can trust
-                self._remote.remove(f"{folder}/{old}")
             return
         assert self._local is not None
         target = self._local / folder
@@ -266,11 +288,16 @@ class FileSumsCache:
                 raise
         except OSError as exc:
             raise RecordError(f"{target}: cannot write cached sums: {exc}") from None
-        for old in older:
-            try:
-                (target / old).unlink(missing_ok=True)
-            except OSError as exc:  # an old document left behind costs space only: the newest is read first
-                log.warning("%s: could not delete old cached sums: %s", target / old, exc)
+
+    def _delete(self, folder: str, name: str) -> None:
+        if self._remote is not None:
+            self._remote.remove(f"{folder}/{name}")
+            return
+        assert self._local is not None
+        try:
+            (self._local / folder / name).unlink(missing_ok=True)
+        except OSError as exc:  # an old document left behind costs space only: the newest is read first
+            log.warning("%s: could not delete old cached sums: %s", self._local / folder / name, exc)
 
 
 def _next_name() -> str:
