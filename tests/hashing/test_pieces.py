@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import VECTORS
-from ubunye.hashing import hash_frame
+from ubunye.hashing import canonical_lines, hash_frame
 from ubunye.hashing import pieces as pieces_module
 from ubunye.hashing.digest import finish
 from ubunye.hashing.encode import encode_batch
@@ -70,3 +70,45 @@ def test_a_batch_of_more_than_2_gib_of_lines_is_hashed_in_pieces():
         digest = hashlib.sha256(line).digest()
         s1, s2 = s1 + int.from_bytes(digest[:8], "big"), s2 + int.from_bytes(digest[8:16], "big")
     assert got == finish(schema_string(table.schema), rows, s1 % 2**64, s2 % 2**64, engine="arrow")
+
+
+def _written(table: pa.Table) -> int:
+    return sum(len(line.encode("utf-8")) for line in canonical_lines(table))
+
+
+def _bound(table: pa.Table) -> int:
+    return sum(
+        text_bound(c.combine_chunks(), len(n.encode())) for c, n in zip(table.columns, table.column_names, strict=True)
+    )
+
+
+@pytest.mark.parametrize("view", ["string_view", "binary_view"])
+def test_views_sharing_their_bytes_are_bounded_by_their_lengths(view):
+    if not hasattr(pa, view):
+        pytest.skip(f"pyarrow {pa.__version__} has no {view} (views came in pyarrow 16)")
+    data = b"\x01" * 30_000  # control characters: six bytes of text each
+    views = np.zeros((50, 4), np.int32)  # 50 views of the very same bytes: the buffers hold them once
+    views[:, 0], views[:, 1] = len(data), int.from_bytes(data[:4], "little")  # length, prefix; buffer 0, offset 0
+    shared = pa.Array.from_buffers(getattr(pa, view)(), 50, [None, pa.py_buffer(views.tobytes()), pa.py_buffer(data)])
+    shared.validate(full=True)
+    table = pa.table({"v": shared})
+    assert int(shared.nbytes) < 30_000 * 2 < _written(table) <= _bound(table)
+
+
+def test_map_keys_escaped_again_at_every_level_are_bounded():
+    value = pa.array(['"\\\x01'] * 20)  # a quote, a backslash, a control character: each level escapes them again
+    for _ in range(5):
+        keys = value
+        value = pa.MapArray.from_arrays(pa.array(range(len(keys) + 1), pa.int32()), keys, pa.array(range(len(keys))))
+        table = pa.table({"m": value})
+        assert _written(table) <= _bound(table)
+
+
+def test_polars_views_of_one_string_over_2_gib_hash_as_the_same_large_strings():
+    pl = pytest.importorskip("polars", reason="the polars engine is an extra; this venv has no polars")
+    big = "abcdefgh" * 5_000  # 40 KB
+    frame = pl.DataFrame({"c": [big]}).select(pl.col("c").gather([0] * 60_000))  # 60,000 views of one value
+    offsets = np.arange(60_001, dtype=np.int64) * len(big)  # the same rows, each its own bytes
+    rows = pa.LargeStringArray.from_buffers(60_000, pa.py_buffer(offsets), pa.py_buffer(big.encode() * 60_000))
+    table = pa.table({"c": rows})
+    assert hash_frame(frame) == hash_frame(table)

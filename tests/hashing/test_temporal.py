@@ -91,3 +91,14 @@ def test_date64_is_a_date_when_it_is_a_midnight_and_an_error_naming_the_row_when
     for run in (hash_frame, profile_frame):
         with pytest.raises(HashError, match=r"column 'when' of type date64\[ms\]: row 1 \(86400001 ms since"):
             run(odd)
+
+
+def test_a_date64_beyond_32_bit_days_is_an_error_not_a_wrapped_date():
+    import pytest
+
+    from ubunye.exceptions import HashError
+    from ubunye.hashing import hash_frame
+
+    far = pa.table({"d": pa.array([(2**31 + 5) * 86_400_000], pa.date64())})  # a midnight, 2^31 + 5 days out
+    with pytest.raises(HashError, match=r"column 'd' of type date64\[ms\]: row 0 .* beyond a 32-bit count of days"):
+        hash_frame(far)

@@ -161,20 +161,23 @@ def test_a_file_with_a_deletion_vector_is_read_alone_without_its_deleted_rows(sp
 
 
 def _scattered(spark, path, partitioned):
-    """A table whose big file gets a deletion vector of more runs than are spelt out, beside a small file."""
-    from ubunye.hashing.delta_files import MAX_DELETED_RUNS
+    """A table whose big file (of partition p = 0) gets a deletion vector of more long runs than a filter tests,
+    beside a small file (of p = 1)."""
+    from ubunye.hashing.delta_spark import MAX_RANGES
 
-    rows = 4 * MAX_DELETED_RUNS + 100
+    rows = 80 * (MAX_RANGES + 10)
     big = spark.range(rows).selectExpr("id", "cast(id % 2 AS int) AS p").coalesce(1).write.format("delta")
     big = big.partitionBy("p") if partitioned else big
     big.option("delta.enableDeletionVectors", "true").save(path)
-    spark.range(rows, rows + 10).selectExpr("id", "1 AS p").write.format("delta").mode("append").save(path)
-    return rows, f"DELETE FROM delta.`{path}` WHERE id % 4 = 0 AND id < {rows}"  # every other row of p = 0
+    spark.range(rows + 1, rows + 20, 2).selectExpr("id", "1 AS p").write.format("delta").mode("append").save(path)
+    # runs of 20 deleted rows (40 ids apart in the unpartitioned file, every other id in p = 0's)
+    where = "id % 40 < 20" if not partitioned else "p = 0 AND id % 80 < 40"
+    return rows, f"DELETE FROM delta.`{path}` WHERE {where} AND id < {rows}"
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_scattered_deletion_vector_reads_an_unpartitioned_table_whole_and_says_why(spark, tmp_path, engine):
-    from ubunye.hashing.delta_files import MAX_DELETED_RUNS
+    from ubunye.hashing.delta_spark import MAX_RANGES
 
     path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
     rows, delete = _scattered(spark, path, partitioned=False)
@@ -185,9 +188,9 @@ def test_a_scattered_deletion_vector_reads_an_unpartitioned_table_whole_and_says
     assert got.hash == _full(spark, path, engine)
     assert got.hash_mode == "full"
     assert got.reason == (
-        f"1 file(s) to read have deletion vectors too scattered to filter by row index (more than "
-        f"{MAX_DELETED_RUNS} runs of deleted rows) or no row count in the log, which Spark's Delta reader applies "
-        "only reading the whole table (it is not partitioned)"
+        "1 file(s) to read have deletion vectors too scattered to filter by row index (more than 50,000 deleted "
+        f"rows in short runs or {MAX_RANGES} longer runs) or no row count in the log, which Spark's Delta reader "
+        "applies only reading the whole table (it is not partitioned)"
     )
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = {rows + 3}")  # the small file: one run, read alone
     again = hash_delta(path, cache=cache, spark=spark, engine=engine)
@@ -204,6 +207,35 @@ def test_a_scattered_deletion_vector_of_a_partitioned_table_reads_its_partition(
     got = hash_delta(path, cache=cache, spark=spark, engine=engine)
     assert got.hash == _full(spark, path, engine)
     assert (got.hash_mode, got.files_read, got.files_reused) == ("incremental", 1, first.files - 1)
+
+
+def test_thousands_of_short_deleted_runs_are_one_listed_filter(spark, tmp_path):
+    # 2,048 runs of two rows: as 2,048 ranges in an OR, Spark's planner overflowed its stack (a bare Py4JJavaError)
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    spark.range(10_000).selectExpr("id", "repeat('x', 20) || id AS s").coalesce(1).write.format("delta").option(
+        "delta.enableDeletionVectors", "true"
+    ).save(path)
+    spark.range(10_000, 10_010).selectExpr("id", "'y' AS s").write.format("delta").mode("append").save(path)
+    hash_delta(path, cache=cache, spark=spark, engine="jvm")
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id % 4 IN (0, 1) AND id < 8192")
+    got = hash_delta(path, cache=cache, spark=spark, engine="jvm")
+    assert got.hash == _full(spark, path, "jvm")
+    assert (got.hash_mode, got.files_read, got.files_reused) == ("incremental", 1, got.files - 1)
+
+
+def test_more_vector_files_than_reads_alone_read_their_partitions(spark, tmp_path, monkeypatch):
+    import ubunye.hashing.delta_spark as delta_spark
+
+    monkeypatch.setattr(delta_spark, "MAX_PARTITIONS_ALONE", 2)  # stands for 256: three files of one partition
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    spark.range(300).selectExpr("id", "cast(id % 2 AS int) AS p").repartition(3).write.format("delta").partitionBy(
+        "p"
+    ).option("delta.enableDeletionVectors", "true").save(path)
+    first = hash_delta(path, cache=cache, spark=spark, engine="jvm")
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE p = 0 AND id % 10 = 0")
+    got = hash_delta(path, cache=cache, spark=spark, engine="jvm")
+    assert got.hash == _full(spark, path, "jvm")
+    assert (got.hash_mode, got.files_read, got.files_reused) == ("incremental", 3, first.files - 3)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

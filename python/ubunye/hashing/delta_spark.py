@@ -57,7 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ubunye.exceptions import HashError
-from ubunye.hashing.delta_files import MAX_DELETED_RUNS, DeltaFile, DeltaSnapshot, P, Sums
+from ubunye.hashing.delta_files import DeltaFile, DeltaSnapshot, P, Sums
 from ubunye.hashing.digest import add_sums, finish, from_halves, sum_lines, to_halves
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.jvm import require_function
@@ -269,19 +269,26 @@ class SparkDeltaFiles:
             return {}, None, ""
         why = self._table_reason()
         got: dict[str, P] = {}
-        # A file whose deletion vector is spelt out (its deleted rows as a few runs of row indices, the log's row
-        # count known to check them by) is read alone with those rows filtered out: what Delta's reader does.
-        with_dv = [f for f in wanted if f.deletion_vector is not None and not _spelt_out(f)]
+        # A file whose deletion vector is spelt out (its deleted rows as a filter of row indices Spark plans well,
+        # the log's row count known to check them by) is read alone with those rows filtered out: what Delta's
+        # reader does. Each is a read of its own: a partitioned table with more than the reads allowed alone
+        # reads their partitions through Delta's reader instead, as for a vector that is not spelt out.
+        spelt = [f for f in wanted if f.deletion_vector is not None and _spelt_out(f)]
+        plain = len({f.partition for f in wanted if f.deletion_vector is None})
+        if self._snap.partition_columns and plain + len(spelt) > MAX_PARTITIONS_ALONE:
+            spelt = []
+        with_dv = [f for f in wanted if f.deletion_vector is not None and f not in spelt]
         if not why and with_dv:
             if self._snap.partition_columns:
                 got = self._read_partitions(with_dv, numbers)
             else:
                 why = (
                     f"{len(with_dv)} file(s) to read have deletion vectors too scattered to filter by row index "
-                    f"(more than {MAX_DELETED_RUNS} runs of deleted rows) or no row count in the log, which Spark's "
-                    "Delta reader applies only reading the whole table (it is not partitioned)"
+                    f"(more than {MAX_LISTED_ROWS:,} deleted rows in short runs or {MAX_RANGES} longer runs) or no "
+                    "row count in the log, which Spark's Delta reader applies only reading the whole table (it is "
+                    "not partitioned)"
                 )
-        alone = [f for f in wanted if (f.deletion_vector is None or _spelt_out(f)) and f.path not in got]
+        alone = [f for f in wanted if (f.deletion_vector is None or f in spelt) and f.path not in got]
         if not why:
             why = self._alone_reason(alone)
         if not why:
@@ -448,23 +455,56 @@ class SparkDeltaFiles:
         return per_file, unmatched
 
 
+#: Most deleted row indices a file's filter lists (an IN list, which Spark turns into one hash set), and most
+#: longer runs of them it tests beside (a BETWEEN each, in a balanced OR: Spark's planner recurses over the
+#: expression, and measured, 2,048 BETWEENs in an OR chain overflow its stack, 1,600 exhaust a 1 GiB heap).
+MAX_LISTED_ROWS = 50_000
+MAX_RANGES = 64
+#: Runs up to this long are listed row by row; longer ones are ranges.
+_SHORT_RUN = 16
+
+
+def _filter_parts(runs: Sequence[tuple[int, int]]) -> tuple[list[int], list[tuple[int, int]]] | None:
+    """The row indices listed and the ranges of a filter deleting ``runs``, or None past the limits above."""
+    listed = [i for a, b in runs if b - a < _SHORT_RUN for i in range(a, b + 1)]
+    ranges = [(a, b) for a, b in runs if b - a >= _SHORT_RUN]
+    if len(listed) > MAX_LISTED_ROWS or len(ranges) > MAX_RANGES:
+        return None
+    return listed, ranges
+
+
 def _spelt_out(f: DeltaFile) -> bool:
-    """Whether a file with a deletion vector can be read alone: its deleted rows spelt out as runs of row indices,
+    """Whether a file with a deletion vector can be read alone: its deleted rows a filter within the limits above,
     and the log's row count known (the rows read alone must be that count less the deleted ones)."""
-    return f.deleted is not None and f.deleted.runs is not None and f.records is not None
+    runs = f.deleted.runs if f.deleted is not None else None
+    return runs is not None and f.records is not None and _filter_parts(runs) is not None
+
+
+def _any_of(terms: Sequence[str]) -> str:
+    """``terms`` joined by OR as a balanced tree: its depth grows with the log of their count."""
+    if len(terms) == 1:
+        return terms[0]
+    half = len(terms) // 2
+    return f"({_any_of(terms[:half])} OR {_any_of(terms[half:])})"
 
 
 def _kept_rows(runs: Sequence[tuple[int, int]]) -> str:
-    """A Spark SQL condition keeping the rows of a Parquet file read alone whose row index is in none of ``runs``.
+    """A Spark SQL condition keeping the rows of a Parquet file read alone whose row index is in none of ``runs``
+    (within the limits of :func:`_filter_parts`).
 
     Example:
-        >>> _kept_rows([(3, 3), (7, 9)])
-        'NOT (_metadata.row_index IN (3) OR _metadata.row_index BETWEEN 7 AND 9)'
+        >>> _kept_rows([(3, 3), (5, 6), (20, 40)])
+        'NOT ((_metadata.row_index IN (3, 5, 6) OR _metadata.row_index BETWEEN 20 AND 40))'
     """
-    single = [str(a) for a, b in runs if a == b]
-    spans = [f"_metadata.row_index BETWEEN {a} AND {b}" for a, b in runs if a != b]
-    terms = ([f"_metadata.row_index IN ({', '.join(single)})"] if single else []) + spans
-    return "NOT (" + " OR ".join(terms) + ")"
+    parts = _filter_parts(runs)
+    if parts is None:
+        raise ValueError(f"{len(runs)} runs of deleted rows are more than a filter of row indices takes")
+    listed, ranges = parts
+    terms = [f"_metadata.row_index IN ({', '.join(map(str, listed))})"] if listed else []
+    spans = [f"_metadata.row_index BETWEEN {a} AND {b}" for a, b in ranges]
+    if spans:
+        terms.append(_any_of(spans))
+    return "NOT (" + _any_of(terms) + ")"
 
 
 def jvm_file_sums(frame: DataFrame, file: str, columns: list[str], schema: str) -> dict[str, Sums]:

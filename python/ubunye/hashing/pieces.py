@@ -9,7 +9,7 @@ profile-v1 numbers are sums over rows, so pieces change nothing but memory.
 Example:
     >>> import pyarrow as pa
     >>> batch = pa.record_batch({"doc": ["x" * 1000] * 8})
-    >>> [p.num_rows for p in pieces(batch)], [p.num_rows for p in pieces(batch, budget=30_000)]
+    >>> [p.num_rows for p in pieces(batch)], [p.num_rows for p in pieces(batch, budget=15_000)]
     ([8], [2, 2, 2, 2])
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -26,15 +27,22 @@ import pyarrow.compute as pc
 #: temporaries then outgrow every cache). A batch of ordinary rows (the bench table's 65,536 rows: a bound of
 #: about 130 MB) is never cut.
 TEXT_BUDGET = 2**28
-#: Most bytes one byte of a value becomes in its text: a control character is six (``\u0001``, section 4), and a
-#: map key's text is escaped again as a member name (section 6), which doubles a backslash.
-_PER_BYTE = 12
+#: Most bytes one byte of a value becomes in its text: a control character is six (``\u0001``, section 4), an
+#: invalid UTF-8 byte three (U+FFFD, section 4.1), a binary byte 4/3 (base64), a number's bytes at most 20/8 digits.
+#: A map key's text is escaped again as a member name (section 6), which at most doubles it: once per map level.
+_PER_BYTE = 6
 #: Most bytes a value takes beside its own bytes' text: quotes, separators, ``null``, the longest number (a
 #: decimal(38) with sign, point and exponent-free digits), a timestamp, ``true``/``false`` from one bit.
 _PER_VALUE = 64
 
 
-_FLAT_TEXT = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
+_FLAT_TEXT = (
+    pa.types.is_string,
+    pa.types.is_large_string,
+    pa.types.is_binary,
+    pa.types.is_large_binary,
+    *[getattr(pa.types, name) for name in ("is_string_view", "is_binary_view") if hasattr(pa.types, name)],
+)
 
 
 def text_bound(arr: pa.Array, name_bytes: int = 0) -> int:
@@ -54,9 +62,11 @@ def text_bound(arr: pa.Array, name_bytes: int = 0) -> int:
         if len(values) == 0:
             return per
         if any(is_(values.type) for is_ in _FLAT_TEXT):
-            widest = pc.max(pc.binary_length(values)).as_py() or 0
-            return per + n * _PER_BYTE * int(widest)
-        return per + n * text_bound(values)  # any slot may take the largest value, which the sum bounds
+            return per + n * _PER_BYTE * int(_lengths(values).max(initial=0))
+        try:  # each slot's own value: the decoded column (nested values are rare in dictionaries)
+            return per + text_bound(values.take(arr.indices))
+        except pa.ArrowNotImplementedError:  # no take for views in some pyarrow: the largest value bounds each slot
+            return per + n * text_bound(values)
     if pa.types.is_struct(t):
         fields = arr.flatten()  # the fields as this (maybe sliced) array sees them
         return per + sum(text_bound(f, len(t.field(i).name.encode())) for i, f in enumerate(fields))
@@ -64,12 +74,27 @@ def text_bound(arr: pa.Array, name_bytes: int = 0) -> int:
         # keys and items are the whole children: this (maybe sliced) array's entries are its offsets' range
         offsets = arr.offsets
         lo, hi = (offsets[0].as_py(), offsets[-1].as_py()) if len(offsets) else (0, 0)
-        return per + text_bound(arr.keys.slice(lo, hi - lo)) + text_bound(arr.items.slice(lo, hi - lo))
+        return per + 2 * text_bound(arr.keys.slice(lo, hi - lo)) + text_bound(arr.items.slice(lo, hi - lo))
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         return per + text_bound(arr.flatten())
     if hasattr(pa.types, "is_list_view") and (pa.types.is_list_view(t) or pa.types.is_large_list_view(t)):
         return per + text_bound(arr.flatten())
+    if any(is_(t) for is_ in _FLAT_TEXT[4:]):  # views may share bytes: their lengths, not the buffers, count
+        return per + _PER_BYTE * int(_lengths(arr).sum())
     return per + _PER_BYTE * int(arr.nbytes)
+
+
+def _lengths(arr: pa.Array) -> np.ndarray:
+    """The byte length of each valid value of a string or binary array, views included (Arrow's binary_length
+    has no kernel for views: their lengths are the first 4 bytes of each 16-byte view)."""
+    if any(is_(arr.type) for is_ in _FLAT_TEXT[4:]):
+        views = np.frombuffer(arr.buffers()[1], dtype=np.int32).reshape(-1, 4)[arr.offset : arr.offset + len(arr), 0]
+        found = views.astype(np.int64)
+    else:
+        found = pc.binary_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if arr.null_count:
+        found = np.where(arr.is_valid().to_numpy(zero_copy_only=False), found, 0)
+    return found
 
 
 def _batch_bound(batch: pa.RecordBatch) -> int:

@@ -183,16 +183,18 @@ def _days(arr: pa.Array, path: str) -> np.ndarray:
     one that is not is a HashError naming the row, never a day guessed by rounding."""
     if pa.types.is_date64(arr.type):
         ms = arr.cast(pa.int64()).fill_null(0).to_numpy()
-        odd = np.flatnonzero(ms % _MS_PER_DAY)
+        whole = ms // _MS_PER_DAY
+        odd = np.flatnonzero((ms % _MS_PER_DAY != 0) | (whole < -(2**31)) | (whole >= 2**31))
         if len(odd):
             i = int(odd[0])
+            why = "not a midnight, so not a date" if ms[i] % _MS_PER_DAY else "beyond a 32-bit count of days"
             msg = (
-                f"rows-v1 cannot hash column {path!r} of type {arr.type}: row {i} ({ms[i]} ms since the epoch) is not "
-                "a midnight, so not a date (Arrow's date64 holds whole days in milliseconds; docs/rows-v1.md "
+                f"rows-v1 cannot hash column {path!r} of type {arr.type}: row {i} ({ms[i]} ms since the epoch) is "
+                f"{why} (Arrow's date64 holds whole days in milliseconds, rows-v1 dates are date32's; docs/rows-v1.md "
                 "section 5.3)"
             )
             raise HashError(msg)
-        days: np.ndarray = (ms // _MS_PER_DAY).astype(np.int32)
+        days: np.ndarray = whole.astype(np.int32)
         return days
     days = pc.cast(arr, pa.date32()).cast(pa.int32()).fill_null(0).to_numpy()
     return days
