@@ -188,7 +188,7 @@ def test_a_scattered_deletion_vector_reads_an_unpartitioned_table_whole_and_says
     assert got.hash == _full(spark, path, engine)
     assert got.hash_mode == "full"
     assert got.reason == (
-        "1 file(s) to read have deletion vectors too scattered to filter by row index (more than 50,000 deleted "
+        "1 file(s) to read have deletion vectors too scattered to filter by row index (more than 4,096 deleted "
         f"rows in short runs or {MAX_RANGES} longer runs) or no row count in the log, which Spark's Delta reader "
         "applies only reading the whole table (it is not partitioned)"
     )

@@ -277,7 +277,8 @@ class SparkDeltaFiles:
         plain = len({f.partition for f in wanted if f.deletion_vector is None})
         if self._snap.partition_columns and plain + len(spelt) > MAX_PARTITIONS_ALONE:
             spelt = []
-        with_dv = [f for f in wanted if f.deletion_vector is not None and f not in spelt]
+        alone_dv = {f.path for f in spelt}
+        with_dv = [f for f in wanted if f.deletion_vector is not None and f.path not in alone_dv]
         if not why and with_dv:
             if self._snap.partition_columns:
                 got = self._read_partitions(with_dv, numbers)
@@ -288,7 +289,7 @@ class SparkDeltaFiles:
                     "row count in the log, which Spark's Delta reader applies only reading the whole table (it is "
                     "not partitioned)"
                 )
-        alone = [f for f in wanted if (f.deletion_vector is None or f in spelt) and f.path not in got]
+        alone = [f for f in wanted if (f.deletion_vector is None or f.path in alone_dv) and f.path not in got]
         if not why:
             why = self._alone_reason(alone)
         if not why:
@@ -458,7 +459,9 @@ class SparkDeltaFiles:
 #: Most deleted row indices a file's filter lists (an IN list, which Spark turns into one hash set), and most
 #: longer runs of them it tests beside (a BETWEEN each, in a balanced OR: Spark's planner recurses over the
 #: expression, and measured, 2,048 BETWEENs in an OR chain overflow its stack, 1,600 exhaust a 1 GiB heap).
-MAX_LISTED_ROWS = 50_000
+#: Planning the SQL text grows with the list: 0.1 s for 1,000 indices, seconds for 10,000 (on a loaded machine);
+#: past these limits the table reader reads (the whole table, or the file's partitions).
+MAX_LISTED_ROWS = 4_096
 MAX_RANGES = 64
 #: Runs up to this long are listed row by row; longer ones are ranges.
 _SHORT_RUN = 16
