@@ -1,7 +1,7 @@
-"""`make bench`, Delta section: the incremental hash of a 200-file Delta table after one file is appended, against
-the full hash of it, on both engines (never asserted in tests; the bar: at least 20x faster than a full hash); and
-the same with the profile on (column fingerprints and 256 buckets keyed on ``id``, from per-file partials) against
-a full profile.
+"""`make bench`, Delta section: the incremental hash of a 200-file Delta table after one file is appended (on
+Spark also after a DELETE that writes deletion vectors), against the full hash of it, on both engines (never
+asserted in tests; the bar: at least 20x faster than a full hash); and the same with the profile on (column
+fingerprints and 256 buckets keyed on ``id``, from per-file partials) against a full profile.
 
 Each round appends one file (not timed), then times the full hash (the table read whole and hashed, as the
 engines do without a cache) and ``hash_delta`` with the cache filled by the previous round (it reads the log and
@@ -137,6 +137,39 @@ def spark_rows(files: int, rows: int, runs: int, profile: bool = False) -> list[
     return [f"| Spark local[2] ({what}), {kind} {line[0]}"]
 
 
+def spark_delete_rows(files: int, rows: int, runs: int) -> list[str]:
+    """Each round deletes three rows of a table with deletion vectors on (each delete gives the files it touches a
+    vector): the files with vectors are read alone, their deleted rows filtered out by row index."""
+    from ubunye.engines.spark_engine import new_session
+    from ubunye.hashing.delta_hash import hash_delta
+    from ubunye.hashing.spark import hash_spark
+    from ubunye.lineage.file_sums import FileSumsCache
+    from ubunye.spark import jvm_usable
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = new_session()
+    engine = "jvm" if jvm_usable(spark) else "arrow"
+    path, cache = tempfile.mkdtemp() + "/t", FileSumsCache(tempfile.mkdtemp())
+    spark.range(files * rows).selectExpr(
+        "id", "rand(1) * 100 as amount", "concat('customer-', cast(id % 50000 as string)) as name",
+        "rand(2) < 0.5 as active", "date_add(date'2020-01-01', cast(id % 3000 as int)) as day",
+    ).repartition(files).write.format("delta").option("delta.enableDeletionVectors", "true").save(path)  # fmt: skip
+    hash_delta(path, cache=cache, spark=spark, engine=engine)  # fills the cache
+
+    def full() -> Any:
+        return hash_spark(spark.read.format("delta").load(path), engine=engine)
+
+    full()  # warm-up
+    line = _rounds(
+        runs,
+        lambda i: spark.sql(f"DELETE FROM delta.`{path}` WHERE id IN ({1000 + 7 * i}, {5000 + 7 * i}, {9000 + 7 * i})"),
+        full,
+        lambda: hash_delta(path, cache=cache, spark=spark, engine=engine),
+    )
+    spark.stop()
+    return [f"| Spark local[2], hash after a DELETE of 3 rows (deletion vectors) {line[0]}"]
+
+
 def delta_section(
     files: int = 200, rows: int = 10_000, runs: int = 3, spark: bool = True, profiles: bool = True
 ) -> list[str]:
@@ -154,6 +187,7 @@ def delta_section(
         out.extend(spark_rows(files, rows, runs))
         if profiles:
             out.extend(spark_rows(files, rows, runs, profile=True))
+        out.extend(spark_delete_rows(files, rows, runs))
     return out
 
 
