@@ -26,6 +26,7 @@ from ubunye.hashing.types import spark_identifier
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
     from ubunye.hashing.delta_files import SumsCache
@@ -42,6 +43,45 @@ DELTA_SPARK_LINES = ("4.0", "4.1", "4.2")
 DELTA_JARS_VERSION_SPARK35 = "3.3.3"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+
+def _takes_arrow_tables() -> bool:
+    """Whether this pyspark's createDataFrame takes a pyarrow Table (pyspark 4.0 and later)."""
+    import pyspark
+
+    return int(pyspark.__version__.split(".")[0]) >= 4
+
+
+def python_rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    """The rows of ``table`` as tuples of the Python values pyspark's createDataFrame takes for its Spark schema:
+    maps as dicts (Arrow gives lists of pairs), at any depth; everything else as pyarrow gives it.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> t = pa.table({"id": [1, 2], "m": pa.array([[("a", 1)], None], pa.map_(pa.string(), pa.int64()))})
+        >>> python_rows(t)
+        [(1, {'a': 1}), (2, None)]
+    """
+    columns = [[_python_value(v, column.type) for v in column.to_pylist()] for column in table.columns]
+    return list(zip(*columns, strict=True)) if columns else [() for _ in range(table.num_rows)]
+
+
+def _python_value(value: object, arrow_type: pa.DataType) -> object:
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    if pa.types.is_map(arrow_type):
+        key, item = arrow_type.key_type, arrow_type.item_type
+        return {_python_value(k, key): _python_value(v, item) for k, v in cast("list[tuple[object, object]]", value)}
+    if pa.types.is_struct(arrow_type):
+        fields = cast("dict[str, object]", value)
+        return {f.name: _python_value(fields[f.name], f.type) for f in arrow_type}
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
+        return [_python_value(v, arrow_type.value_type) for v in cast("list[object]", value)]
+    if pa.types.is_dictionary(arrow_type):
+        return _python_value(value, arrow_type.value_type)
+    return value
 
 
 def delta_package() -> str:
@@ -382,7 +422,10 @@ class SparkEngine:
         # Spark reads a zone-less Arrow timestamp as an instant unless told; rows-v1 (and pandas) call it
         # timestamp_ntz, so say so (found by ubunye.testing.backend_conformance).
         schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
-        return self.spark.createDataFrame(table, schema=schema)
+        if _takes_arrow_tables():
+            return self.spark.createDataFrame(table, schema=schema)
+        # pyspark 3.5 (classic and Connect) takes no Arrow table: Python rows, which it checks against the schema.
+        return self.spark.createDataFrame(python_rows(table), schema=schema)
 
     def hold(self, frame: DataFrame) -> DataFrame:
         try:
