@@ -1,0 +1,86 @@
+"""The Spark engine on this Spark line: a task run leaves the receipts the pandas engine leaves, a pandas frame
+handed to Spark (``engine.from_pandas``) keeps every value, and ``ubunye diff`` reads a Spark-written table.
+
+The main suite runs these on pyspark 4.2; pyspark 3.5 differs in what the engine calls (its createDataFrame takes
+no Arrow table, its DataFrame has no toArrow), which is what this file is here to catch.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from tests.lineage.usecase import example_usecase, fingerprints, last
+from ubunye.cli.diff import diff_targets
+from ubunye.engines import get_engine
+from ubunye.hashing import hash_frame
+from ubunye.lineage.diff import diff_tables
+from ubunye.runner import run_pipeline
+
+
+def _delta(spark: Any) -> None:
+    # configure_delta adds Delta's extension only with the delta-spark jars of this line
+    if "io.delta.sql.DeltaSparkSessionExtension" not in spark.conf.get("spark.sql.extensions", ""):
+        pytest.skip(f"no delta-spark jars for Spark {spark.version} on Maven Central (README, 'The jars')")
+
+
+def test_a_task_leaves_the_receipts_the_pandas_engine_leaves(spark: Any, tmp_path: Path) -> None:
+    _delta(spark)
+    tasks = ["orders", "revenue", "customers"]
+    on_pandas, on_spark = example_usecase(tmp_path / "p"), example_usecase(tmp_path / "s")
+    run_pipeline(on_pandas, "shop", "daily", tasks, dt="2026-12-01", engine="pandas", lineage=True)
+    run_pipeline(on_spark, "shop", "daily", tasks, dt="2026-12-01", engine="spark", spark=spark, lineage=True)
+    for task in tasks:
+        p, s = last(on_pandas, task), last(on_spark, task)
+        assert (p.backend, s.backend) == ("pandas", "spark")
+        assert s.status == "success" and all(d.data_hash for d in s.inputs + s.outputs), task
+        assert fingerprints(p) == fingerprints(s), task
+        assert [(d.name, d.columns) for d in p.outputs] == [(d.name, d.columns) for d in s.outputs], task
+
+
+def test_from_pandas_keeps_every_value(spark: Any) -> None:
+    frame = pd.DataFrame({
+        "id": pd.array([1, 2, None], dtype="Int64"),
+        "x": pd.array([1.5, None, float("nan")], dtype="float64"),
+        "s": pd.array(["a", None, "ü\n\"q\""], dtype="string"),
+        "d": [dt.date(2020, 1, 1), None, dt.date(1, 1, 1)],
+        "ts": pd.to_datetime(["2024-03-10 12:30:45.123456", None, "1900-01-01 00:00:00.000001"]),
+        "tz": pd.to_datetime(["2024-03-10 12:30:45.123456+05:30", None, "1969-12-31 23:59:59.000000+00:00"], utc=True),
+        "dec": [decimal.Decimal("1.50"), None, decimal.Decimal("-0.01")],
+        "tags": [["a", "b"], [], None],
+        "attrs": [{"k": 1, "v": "x"}, None, {"k": None, "v": "y"}],
+    })  # fmt: skip
+    maps = pa.array([[("a", 1), ("b", None)], None, []], pa.map_(pa.string(), pa.int64()))
+    frame["m"] = pd.arrays.ArrowExtensionArray(maps)
+    engine = get_engine("spark", spark=spark)
+    want = hash_frame(frame)  # the twin on the pandas frame
+    got = hash_frame(engine.from_pandas(frame))
+    assert (got.row_count, got.schema, got.data_hash) == (want.row_count, want.schema, want.data_hash)
+
+
+def test_diff_of_a_spark_written_delta_table_against_a_pandas_parquet_file(spark: Any, tmp_path: Path) -> None:
+    _delta(spark)
+    base = pd.DataFrame({"order_id": pd.array(range(1, 201), dtype="int64"),
+                         "cents": pd.array([i * 7 % 1000 for i in range(200)], dtype="int64")})  # fmt: skip
+    engine = get_engine("spark", spark=spark)
+    engine.from_pandas(base).repartition(3).write.format("delta").save(str(tmp_path / "a"))
+    edited = base.copy()
+    edited.loc[4, "cents"] = 5
+    edited = edited.drop(index=[20])
+    edited.to_parquet(tmp_path / "b.parquet")
+    report = diff_targets(str(tmp_path / "a"), str(tmp_path / "b.parquet"), engine_a="spark", key=["order_id"],
+                          limit=1000)  # fmt: skip
+    full = diff_tables(pa.Table.from_pandas(base, preserve_index=False), pa.Table.from_pandas(edited,
+                       preserve_index=False), key=["order_id"], limit=1000)  # fmt: skip
+    d = report.diff
+    assert d is not None
+    assert sorted(r["order_id"] for r in d.only_a.rows) == sorted(r["order_id"] for r in full.only_a.rows) == ["21"]
+    assert not d.only_b.rows
+    cells = {(c.key["order_id"], c.column, c.a, c.b) for c in d.changed.cells}
+    assert cells == {(c.key["order_id"], c.column, c.a, c.b) for c in full.changed.cells} == {("5", "cents", "28", "5")}
