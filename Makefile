@@ -88,11 +88,12 @@ floors: $(addsuffix /.installed,$(FLOORS_VENVS)) ## The twin's tests and the vec
 	done
 
 # --- other Spark lines: the conformance tier (tests/lines) in one venv per pyspark line --------------------------
-# The main venv runs the whole suite on pyspark 4.2; these run the conformance vectors, JVM = jar-free = twin and
-# incremental Delta (where the line has delta-spark jars) on pyspark 3.5 (Scala 2.12 jar) and on the newest 4.x
+# The main venv runs the whole suite on pyspark 4.2; these run the conformance vectors, JVM = jar-free = twin,
+# incremental Delta (where the line has delta-spark jars) and the Spark engine (a task's receipts, from_pandas,
+# diff) on pyspark 3.5 (Scala 2.12 jar), 4.0 (the 4.0 jar, which the main suite never loads) and the newest 4.x
 # (4.3), each in a fresh session, with the package's own dependencies. The venvs share pip's
 # cache (the same numpy / pandas / pyarrow wheels as the main venv). More lines: make spark-lines SPARK_LINES="3.5.9 4.0.5 4.1.4 4.3.0"
-SPARK_LINES ?= 3.5.9 4.3.0
+SPARK_LINES ?= 3.5.9 4.0.5 4.3.0
 LINE_PINS := "numpy==2.4.6" "pandas==3.1.1" "pyarrow==26.0.1" "pytest==9.2.0"
 
 .venv-spark-%/.installed: python/pyproject.toml
@@ -101,7 +102,7 @@ LINE_PINS := "numpy==2.4.6" "pandas==3.1.1" "pyarrow==26.0.1" "pytest==9.2.0"
 	.venv-spark-$*/bin/pip install -q -e python
 	touch $@
 
-spark-lines: jar $(foreach v,$(SPARK_LINES),.venv-spark-$(v)/.installed) ## Conformance tier on pyspark 3.5 and the newest 4.x (extra venvs)
+spark-lines: jar $(foreach v,$(SPARK_LINES),.venv-spark-$(v)/.installed) ## Conformance tier on pyspark 3.5, 4.0 and the newest 4.x (extra venvs)
 	@for v in $(SPARK_LINES); do \
 	  echo "--- pyspark $$v"; \
 	  UBUNYE_SPARK_LINE_TIER=1 .venv-spark-$$v/bin/pytest -q -p no:cacheprovider tests/lines || exit 1; \
