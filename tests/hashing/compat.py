@@ -22,6 +22,6 @@ def view_type(name: str) -> object:
 
 def import_or_skip(name: str) -> ModuleType:
     """``pytest.importorskip`` whose reason says where the module is missing on purpose."""
-    reason = f"{name} is not installed here (the floors venvs of `make floors` hold numpy, pandas, pyarrow, pytest"
-    reason += " and hypothesis only)"
+    reason = f"{name} is not installed here (the floors venvs of `make floors` hold numpy, pandas, pyarrow, pytest,"
+    reason += " hypothesis and deltalake only)"
     return pytest.importorskip(name, reason=reason)

@@ -344,13 +344,40 @@ def batch_sums(batches: Iterable[pa.RecordBatch]) -> Sums:
     return add_sums(parts)
 
 
+#: The oldest pyarrow deltalake's Arrow side takes (its own ``pyarrow`` extra: ``deltalake[pyarrow]``). Older ones
+#: fail inside deltalake (pyarrow 14 has no Arrow C stream on a Table and takes no schema capsule in ``pa.field``);
+#: the log alone (:func:`read_snapshot`, as on Spark) reads on any pyarrow the package takes.
+DELTALAKE_PYARROW = (21, 0)
+
+
+def require_deltalake_arrow(what: str) -> None:
+    """Refuse, saying why and what to do, to read or write a Delta table as Arrow through deltalake when this
+    Python's pyarrow is older than deltalake takes for that (:data:`DELTALAKE_PYARROW`).
+
+    Example:
+        >>> require_deltalake_arrow("input 'orders' (Delta at data/orders)")  # pyarrow 21 or later here
+    """
+    from ubunye.exceptions import EngineError
+
+    found = tuple(int(p) for p in pa.__version__.split(".")[:2] if p.isdigit())
+    if found < DELTALAKE_PYARROW:
+        need = ".".join(map(str, DELTALAKE_PYARROW))
+        raise EngineError(
+            f"{what}: Delta tables are read and written as Arrow through deltalake, which needs pyarrow >= {need} "
+            f"(its own requirement); this Python has pyarrow {pa.__version__}: pip install 'pyarrow>={need}', or "
+            "use the Spark engine (it reads Delta with delta-spark)"
+        )
+
+
 def arrow_dataset(table: DeltaTable) -> ds.Dataset:
     """The pyarrow dataset ``to_pyarrow_table()`` reads (one fragment per add action, the table's schema).
 
     Raises:
+        EngineError: this pyarrow is older than deltalake's Arrow side takes (:func:`require_deltalake_arrow`).
         deltalake.exceptions.DeltaProtocolError: deltalake's Arrow reader cannot read the table (deletion vectors,
             column mapping): neither can ``to_pyarrow_table()``.
     """
+    require_deltalake_arrow(f"Delta table at {table.table_uri}")
     return table.to_pyarrow_dataset()
 
 

@@ -271,6 +271,7 @@ def hash_delta(
         ProfileOptionError: with ``profile``, a key or bucket count profile-v1 cannot use (naming it), before any
             file is read.
         ValueError: ``engine`` is not one of ``"arrow"``, ``"jvm"``, None, or ``"jvm"`` without Spark.
+        EngineError: without Spark, this pyarrow is older than deltalake's Arrow side takes (pyarrow >= 21).
         deltalake's errors: the table cannot be opened at that version, or (without Spark) deltalake's Arrow
             reader cannot read it, exactly as ``to_pyarrow_table()`` would fail.
     """
