@@ -43,12 +43,21 @@ _PARTS = ("n", "s1_hi", "s1_lo", "s2_hi", "s2_lo")
 
 
 def _positional(df: DataFrame) -> tuple[DataFrame, list[str]]:
-    """Columns renamed _0, _1, ...: mapInArrow resolves names itself and trips on dots in them."""
+    """Columns renamed _0, _1, ...: mapInArrow resolves names itself and trips on dots in them.
+
+    A frame of no columns gets one constant column instead: Spark's Arrow batches of no columns carry no rows, yet
+    each row counts as the line ``{}`` (docs/rows-v1.md sections 3 and 9); :func:`_renamed` drops it again."""
+    from pyspark.sql import functions as F
+
     names = list(df.columns)
+    if not names:
+        return df.select(F.lit(True).alias("_rows")), names
     return df.toDF(*[f"_{i}" for i in range(len(names))]), names
 
 
 def _renamed(batch: pa.RecordBatch, names: list[str]) -> pa.RecordBatch:
+    if not names:
+        return batch.select([])  # the rows without the column that carried them (a batch keeps its row count)
     return pa.RecordBatch.from_arrays(batch.columns, names=names)
 
 
@@ -161,7 +170,7 @@ def spark_rows_in_buckets_arrow(df: DataFrame, key: tuple[str, ...] | None, n: i
     """
     positional, real = _positional(df)
     kept = positional.mapInArrow(lambda it: _filter_partition(it, real, key, n, wanted), positional.schema)
-    return kept.toDF(*real)
+    return kept.toDF(*real) if real else kept.select()  # no columns: drop the one that carried the rows
 
 
 __all__ = ["hash_spark_arrow", "profile_spark_arrow", "spark_canonical_lines_arrow", "spark_rows_in_buckets_arrow"]

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 # Rows per encoded batch: bounds peak memory (lines live one batch at a time) without per-batch overhead mattering.
+# Slices of it are clamped to the rows left by hand: pyarrow's Table.slice does not clamp a table of no columns
+# (3 rows sliced (0, 65536) have 65536), and such a table's rows count (docs/rows-v1.md sections 3 and 9).
 BATCH_ROWS = 65_536
 
 
@@ -78,7 +80,7 @@ def _lines(table: pa.Table) -> Iterator[pa.Array]:
     # Fixed-size slices, each made one contiguous batch: many small chunks (small parquet row groups, concatenated
     # frames) would otherwise pay the per-batch cost of every Arrow kernel call once per chunk.
     for start in range(0, table.num_rows, BATCH_ROWS):
-        piece = table.slice(start, BATCH_ROWS)
+        piece = table.slice(start, min(BATCH_ROWS, table.num_rows - start))  # unclamped without columns
         batches = piece.to_batches()
         batch = batches[0] if len(batches) == 1 else piece.combine_chunks().to_batches()[0]
         for part in pieces(batch):  # wide rows: lines within Arrow's 2 GiB string arrays
@@ -133,7 +135,7 @@ def canonical_lines(frame: object, limit: int | None = None) -> list[str]:
     table = to_arrow(frame)
     schema_string(table.schema)  # the same type checks and errors as hash_frame
     if limit is not None:
-        table = table.slice(0, limit)
+        table = table.slice(0, min(limit, table.num_rows))  # clamped: see BATCH_ROWS
     out: list[str] = []
     for lines in _lines(table):
         out.extend(lines.to_pylist())

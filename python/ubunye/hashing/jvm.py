@@ -33,6 +33,21 @@ def _col(name: str) -> Column:
     return F.col(spark_identifier(name))
 
 
+def _positional(df: DataFrame) -> DataFrame:
+    """``df`` with its columns renamed ``_0``, ``_1``, ...: Spark resolves a name case-insensitively by default, so
+    ``F.col("a")`` is ambiguous when ``a`` and ``A`` are both columns (legal in rows-v1, section 2); an ordinal
+    name is not. :func:`_at` then gives the jar each column under its own name."""
+    return df.toDF(*[f"_{i}" for i in range(len(df.columns))])
+
+
+def _at(i: int, name: str) -> Column:
+    """Column ``i`` of a :func:`_positional` frame as an argument of the jar's functions: they take a column's name
+    from an alias argument (``UbunyeFunctions.columnName``), so the name hashed is the real one."""
+    from pyspark.sql import functions as F
+
+    return F.col(f"_{i}").alias(name)
+
+
 def require_function(df: DataFrame, function: str) -> None:
     """A ``JarNotFoundError`` naming ``function`` (one of the jar's ``FUNCTIONS``) unless the DataFrame's session
     has it: a clear refusal before a query that would fail on an unknown function.
@@ -140,16 +155,21 @@ def profile_spark_jvm(
     schema, columns = spark_schema_string(df.schema), spark_columns(df.schema)
     names, n = check_profile_options(df.columns, key, buckets)
     require_function(df, _PROFILE)
-    p = df.agg(profile_call(names, n, df.columns).alias("p")).collect()[0]["p"]
+    call = profile_call(names, n, df.columns, positional=True)
+    p = _positional(df).agg(call.alias("p")).collect()[0]["p"]
     return checked_profile_sums(p, schema, columns, names, n).finish("jvm")
 
 
-def profile_call(key: tuple[str, ...] | None, n: int, columns: Sequence[str]) -> Column:
-    """``ubunye_profile_v1(n, array(key...), columns...)`` as a Column (section 12.3), for ``agg``."""
+def profile_call(key: tuple[str, ...] | None, n: int, columns: Sequence[str], *, positional: bool = False) -> Column:
+    """``ubunye_profile_v1(n, array(key...), columns...)`` as a Column (section 12.3), for ``agg``.
+
+    With ``positional``, ``columns`` are every column of the frame in order and the call is for that frame renamed
+    by :func:`_positional` (so that names differing only in case both resolve)."""
     from pyspark.sql import functions as F
 
     keys = F.array(*[F.lit(k) for k in key or ()])
-    return F.call_function(_PROFILE, F.lit(n), keys, *[_col(c) for c in columns])
+    args = [_at(i, c) if positional else _col(c) for i, c in enumerate(columns)]
+    return F.call_function(_PROFILE, F.lit(n), keys, *args)
 
 
 def checked_profile_sums(
@@ -182,8 +202,19 @@ def spark_rows_in_buckets_jvm(df: DataFrame, key: tuple[str, ...] | None, n: int
     from pyspark.sql import functions as F
 
     require_function(df, _BUCKET)
-    bucket = F.call_function(_BUCKET, *[_col(c) for c in (key or df.columns)], F.lit(n))
-    return df.where(bucket.isin(wanted) if wanted else F.lit(False))
+    names = list(df.columns)
+    if not names:
+        # The jar's function needs a column; with none, every row is the line {} (section 3), all in its bucket.
+        import pyarrow as pa
+
+        from ubunye.hashing.profile import batch_buckets
+
+        rows = pa.record_batch({"_": pa.nulls(1)}).select([])
+        return df if int(batch_buckets(rows, None, n)[0]) in wanted else df.where(F.lit(False))
+    chosen = [names.index(k) for k in key] if key else range(len(names))  # key names are exact (section 2)
+    bucket = F.call_function(_BUCKET, *[_at(i, names[i]) for i in chosen], F.lit(n))
+    kept = _positional(df).where(bucket.isin(wanted) if wanted else F.lit(False))
+    return kept.toDF(*names)
 
 
 __all__ = [

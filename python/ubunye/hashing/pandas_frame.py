@@ -46,6 +46,16 @@ def _decimal_type(values: list[decimal.Decimal], name: str) -> pa.DataType:
 
 
 def _object_column(series: pd.Series, name: str) -> pa.Array:
+    try:
+        return _object_array(series, name)
+    except UnicodeEncodeError as exc:
+        # A Python str may hold a lone surrogate (e.g. from surrogateescape decoding): it is no Unicode text, so it
+        # has no UTF-8 bytes to hash (section 4); Arrow's bare error would name no column.
+        msg = f"it holds a str that is not valid Unicode ({exc}); decode its bytes without surrogateescape"
+        raise _fail(name, series.dtype, msg) from None
+
+
+def _object_array(series: pd.Series, name: str) -> pa.Array:
     kind = pd.api.types.infer_dtype(series, skipna=True)
     values = [None if _is_missing(v) else v for v in series.tolist()]
     present = [v for v in values if v is not None]
@@ -63,23 +73,82 @@ def _object_column(series: pd.Series, name: str) -> pa.Array:
     if kind == "date" and all(type(v) is dt.date for v in present):
         return pa.array(values, pa.date32())
     if kind == "datetime" and kinds <= {dt.datetime, pd.Timestamp}:
-        zones = {v.tzinfo is not None for v in present}
-        if len(zones) > 1:
-            raise _fail(name, series.dtype, "it mixes datetimes with and without a time zone")
+        _check_datetimes(present, name, series.dtype)
         return pa.array(values)
     if kind == "decimal":
         return pa.array(values, _decimal_type(present, name))
     if kinds <= {dict} or all(isinstance(v, (list, tuple, np.ndarray)) for v in present):
         try:
-            return pa.array(values)
+            nested = pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise _fail(name, series.dtype, f"its nested values have no single type ({exc})") from exc
-    found = ", ".join(sorted(t.__name__ for t in kinds))
+            msg = (
+                f"its nested values ({_found(present)}) have no single Arrow type ({exc}); a list's items and a "
+                "dict key's values must be of one kind in every row. A map read with Arrow's to_pandas() becomes "
+                "lists of (key, value) tuples, which are not maps: hash the Arrow table, or use "
+                "to_pandas(types_mapper=pd.ArrowDtype)"
+            )
+            raise _fail(name, series.dtype, msg) from exc
+        if _has_timestamps(nested.type):  # only then can a value have been truncated or its zone guessed
+            _check_datetimes(present, name, series.dtype)
+        return nested
+    if all(isinstance(v, bool | np.bool_) for v in present):
+        msg = "an object column of booleans is not hashed as such (section 7); convert it: .astype('boolean')"
+        raise _fail(name, series.dtype, msg)
+    if all(isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) for v in present):
+        msg = (
+            f"an object column of numbers ({_found(present)}) has no rows-v1 type: which width and kind is not "
+            "known from its values (section 7); convert it to a numeric dtype, e.g. .astype('Int64') or "
+            ".astype('Float64')"
+        )
+        raise _fail(name, series.dtype, msg)
+    found = _found(present)
+    if any(v is pd.NaT for v in series.tolist()) and kind != "datetime":
+        # NaT is a missing datetime, not a missing value of any kind: infer_dtype counts it as a datetime.
+        found += ", NaT (a missing datetime; use None for a missing value of another kind)"
     raise _fail(
         name,
         series.dtype,
-        f"an object column must hold one kind of value, found {found}",
+        "an object column must hold one kind of supported value (str, bytes, datetime.date, datetime.datetime, "
+        f"Decimal, list or dict), found {found}",
     )
+
+
+def _found(present: list[object]) -> str:
+    """The Python types of ``present``, sorted, for an error message."""
+    return ", ".join(sorted({type(v).__name__ for v in present}))
+
+
+def _has_timestamps(t: pa.DataType) -> bool:
+    """Whether an Arrow type is or holds a timestamp (lists, structs, maps: their fields are its children)."""
+    if pa.types.is_timestamp(t):
+        return True
+    return any(_has_timestamps(t.field(i).type) for i in range(t.num_fields))
+
+
+def _check_datetimes(present: list[object], name: str, dtype: object) -> None:
+    """Section 5.3 for datetimes in an object column, at any depth: a non-zero sub-microsecond part (only a
+    ``pd.Timestamp`` has one) would be truncated by Arrow, and naive and aware datetimes at one place would be made
+    one kind by Arrow's inference (a guess: a naive value names no instant). Either is a HashError naming the place."""
+    aware: dict[str, set[bool]] = {}
+    stack: list[tuple[object, str]] = [(v, name) for v in present]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dt.datetime):
+            if isinstance(value, pd.Timestamp) and value.nanosecond:
+                msg = (
+                    f"{path!r} holds {value}, whose sub-microsecond part is not zero; rows-v1 times are "
+                    "microseconds and truncating would make two values hash alike (section 5.3): round it first"
+                )
+                raise _fail(name, dtype, msg)
+            aware.setdefault(path, set()).add(value.tzinfo is not None)
+            if len(aware[path]) > 1:
+                msg = f"{path!r} mixes datetimes with and without a time zone (section 5.3)"
+                raise _fail(name, dtype, msg)
+        elif isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}") for k, v in value.items())
+        elif isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.dtype.kind == "O"):
+            # numeric numpy arrays hold no datetime objects; datetime64 arrays are checked where Arrow reads them
+            stack.extend((v, path + "[]") for v in value)
 
 
 def _is_missing(v: object) -> bool:
@@ -91,7 +160,12 @@ def _is_missing(v: object) -> bool:
 def _column(series: pd.Series, name: str) -> pa.Array:
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        return _column(series.astype(dtype.categories.dtype), name)
+        # A category is its values (section 7): the categories converted by the rules of their own dtype, then
+        # taken by code; code -1 is a missing value, a null (astype to the categories' dtype would make it NaN in a
+        # float column and fail in an integer one).
+        categories = _column(pd.Series(dtype.categories, dtype=dtype.categories.dtype), name)
+        codes = np.asarray(series.cat.codes)
+        return categories.take(pa.array(codes, mask=codes < 0))
     if isinstance(dtype, pd.ArrowDtype):
         return pa.array(series)
     if isinstance(dtype, np.dtype) and dtype.kind == "O":
@@ -134,5 +208,9 @@ def pandas_to_arrow(frame: pd.DataFrame) -> pa.Table:
         if not isinstance(c, str):
             raise HashError(f"rows-v1 needs string column names; column {c!r} is a {type(c).__name__}")
     check_unique(names)
+    if not names:
+        # A table of no columns still has its rows, each the line {} (sections 3 and 9); from_arrays([]) would
+        # have none, so the rows come from a column dropped again.
+        return pa.table({"_": pa.nulls(len(frame))}).drop_columns(["_"])
     arrays = [_column(frame.iloc[:, i], names[i]) for i in range(len(names))]
     return pa.Table.from_arrays(arrays, names=names)

@@ -29,9 +29,11 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
+import numpy as np
 import pyarrow as pa
 
 from ubunye.exceptions import HashError
@@ -77,35 +79,78 @@ def port_schema(frame: RowsFrame) -> list[tuple[str, str, TypeTree]]:
     return parse_columns(entries)
 
 
-def _check_times(value: object, tree: TypeTree, path: str, tname: str) -> None:
-    """Refuse naive datetimes in ``timestamp`` and aware ones in ``timestamp_ntz`` (pyarrow would guess)."""
+_INTS = frozenset({"int8", "int16", "int32", "int64"})
+#: The kinds whose values pyarrow would silently change rather than refuse: an int column takes 1.5 (or a Decimal)
+#: as 1, a float column True as 1.0, a date column a datetime as its day, a float32 column 1e39 as Infinity, a list
+#: a str as its characters, a struct a dict with a key it has no field for (the key dropped); and the timestamps,
+#: where pyarrow would guess the zone of a naive value.
+_CHECKED = _INTS | {"date", "float32", "float64", "list", "struct", "timestamp", "timestamp_ntz"}
+
+
+def _refuse(path: str, tname: str, why: str) -> HashError:
+    return HashError(f"rows-v1 cannot hash {path!r} of type {tname}: {why} (docs/rows-v1.md section 11)")
+
+
+def _check_value(value: object, tree: TypeTree, path: str, tname: str) -> None:
+    """Refuse a value that pyarrow would change to fit ``tree`` instead of refusing (docs/backends.md: the types
+    the schema names are exactly the types hashed; section 11: refuse rather than guess). ``path`` names the
+    column and the field inside it as section 11 writes it."""
     if value is None:
         return
     if tree in ("timestamp", "timestamp_ntz"):
         if isinstance(value, dt.datetime) and (value.tzinfo is None) == (tree == "timestamp"):
             want = "time-zone aware" if tree == "timestamp" else "naive (wall-clock)"
-            msg = (
-                f"rows-v1 cannot hash {path!r} of type {tname}: {value!r} is not {want}; "
-                "a backend must say which instant it means (docs/rows-v1.md section 5.3)"
-            )
-            raise HashError(msg)
+            why = f"{value!r} is not {want}; a backend must say which instant it means (docs/rows-v1.md section 5.3)"
+            raise _refuse(path, tname, why)
+        return
+    if tree in _INTS:
+        if isinstance(value, float | np.floating | decimal.Decimal):
+            kind = "a Decimal" if isinstance(value, decimal.Decimal) else "a float"
+            raise _refuse(path, tname, f"{value!r} is {kind}, not an integer (it would be truncated)")
+        return
+    if tree in ("float32", "float64") and isinstance(value, bool | np.bool_):
+        raise _refuse(path, tname, f"{value!r} is a bool, not a number (it would become {float(value)})")
+    if tree == "date":
+        if isinstance(value, dt.datetime):  # a datetime is a date too: its time of day would be dropped
+            raise _refuse(path, tname, f"{value!r} is a datetime, not a date; give datetime.date (its .date())")
+        return
+    if tree == "float32":
+        if isinstance(value, float | np.floating | int) and not isinstance(value, bool):
+            number = float(value)
+            with np.errstate(over="ignore"):  # 3.4028235e38 is above float32's max yet rounds to it, not to inf
+                overflows = bool(np.isfinite(number) and np.isinf(np.float32(number)))
+            if overflows:
+                raise _refuse(path, tname, f"{value!r} is beyond float32's range (it would become infinite)")
         return
     if isinstance(tree, str) or tree[0] == "decimal" or not isinstance(value, Iterable):
         return  # a list, map or struct value that is not one fails to build as Arrow, naming its column
     if tree[0] == "list":
+        if isinstance(value, str | bytes):  # a sequence to Python, but one text, not a list of its characters
+            raise _refuse(path, tname, f"{value!r} is a {type(value).__name__}, not a list")
         for item in value:
-            _check_times(item, tree[1], path + "[]", tname)
+            _check_value(item, tree[1], path + "[]", tname)
     elif tree[0] == "map":
         for k, v in value.items() if isinstance(value, Mapping) else value:
-            _check_times(k, tree[1], path + "{key}", tname)
-            _check_times(v, tree[2], path + "{value}", tname)
-    else:
+            _check_value(k, tree[1], path + "{key}", tname)
+            _check_value(v, tree[2], path + "{value}", tname)
+    elif tree[0] == "struct":
         fields = tree[1]
-        items = value.items() if isinstance(value, Mapping) else zip([n for n, _ in fields], value, strict=False)
         types = dict(fields)
+        if isinstance(value, Mapping):
+            extra = sorted(str(k) for k in value if k not in types)
+            if extra:
+                why = f"the struct value has the key {extra[0]!r}, which is not one of its fields {list(types)}"
+                raise _refuse(path, tname, why)
+            items = list(value.items())
+        elif isinstance(value, str | bytes):
+            return  # not a struct: Arrow refuses it, naming the column
+        else:
+            items = list(zip([n for n, _ in fields], value, strict=False))
+            if len(items) != len(fields) or len(list(value)) != len(fields):
+                why = f"the struct value {value!r} has {len(list(value))} values for its {len(fields)} fields"
+                raise _refuse(path, tname, why)
         for n, v in items:
-            if n in types:
-                _check_times(v, types[n], f"{path}.{n}", tname)
+            _check_value(v, types[n], f"{path}.{n}", tname)
 
 
 def port_to_arrow(frame: RowsFrame) -> pa.Table:
@@ -130,9 +175,9 @@ def port_to_arrow(frame: RowsFrame) -> pa.Table:
             col.append(value)
     arrays = []
     for (name, tname, tree), col in zip(columns, cells, strict=True):
-        if type_kinds(tree) & {"timestamp", "timestamp_ntz"}:
+        if type_kinds(tree) & _CHECKED:
             for value in col:
-                _check_times(value, tree, name, tname)
+                _check_value(value, tree, name, tname)
         try:
             arrays.append(pa.array(col, type=arrow_type(tree)))
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:

@@ -482,7 +482,7 @@ def _index_or_none(value: Any) -> int | None:  # noqa: ANN401 (anything: operato
 def _batches(table: pa.Table) -> Iterator[pa.RecordBatch]:
     # As frame._lines: fixed-size contiguous slices bound memory and per-kernel overhead.
     for start in range(0, table.num_rows, BATCH_ROWS):
-        piece = table.slice(start, BATCH_ROWS)
+        piece = table.slice(start, min(BATCH_ROWS, table.num_rows - start))  # unclamped without columns
         batches = piece.to_batches()
         yield batches[0] if len(batches) == 1 else piece.combine_chunks().to_batches()[0]
 

@@ -121,6 +121,7 @@ def stream_to_arrow(frame: ArrowStream) -> pa.Table:
         Traceback (most recent call last):
         ubunye.exceptions.HashError: rows-v1 cannot hash column 'big' of type Int128 (Arrow format '_pli128'): ...
     """
+    _refuse_polars_objects(frame)
     try:
         return pa.table(frame)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
@@ -141,6 +142,44 @@ def stream_to_arrow(frame: ArrowStream) -> pa.Table:
             where, shown = f"field {path!r} of column {column!r}", name or fmt
         msg = f"rows-v1 cannot hash {where} of type {shown} (Arrow format {fmt!r}): {why} (docs/rows-v1.md section 11)"
         raise HashError(msg) from exc
+
+
+def _polars_object(dtype: object, path: str) -> str | None:
+    """The path of the first polars ``Object`` in ``dtype`` (itself, a list's or array's items, a struct's fields)."""
+    if type(dtype).__name__ == "Object" or getattr(dtype, "__name__", None) == "Object":  # instance or class
+        return path
+    inner = getattr(dtype, "inner", None)
+    if inner is not None:
+        return _polars_object(inner, path + "[]")
+    for field in getattr(dtype, "fields", None) or ():
+        found = _polars_object(getattr(field, "dtype", None), f"{path}.{getattr(field, 'name', '')}")
+        if found:
+            return found
+    return None
+
+
+def _refuse_polars_objects(frame: object) -> None:
+    """A HashError for a polars ``Object`` column (arbitrary Python objects, section 11): polars exports one as
+    ``fixed_size_binary[8]`` holding the objects' memory addresses, which Arrow reads without complaint and which
+    would be hashed as if they were data, differently on every run."""
+    module = type(frame).__module__
+    if not (module == "polars" or module.startswith("polars.")):
+        return
+    schema = getattr(frame, "schema", None)
+    if schema is not None:
+        columns = list(schema.items())
+    else:  # a polars Series: one column, its dtype
+        columns = [(str(getattr(frame, "name", "")), getattr(frame, "dtype", None))]
+    for name, dtype in columns:
+        path = _polars_object(dtype, name)
+        if path is not None:
+            where = f"column {name!r}" if path == name else f"field {path!r} of column {name!r}"
+            msg = (
+                f"rows-v1 cannot hash {where} of polars type Object: it holds arbitrary Python objects, which "
+                "polars exports as their memory addresses; cast it to a rows-v1 type (docs/rows-v1.md sections 7 "
+                "and 11)"
+            )
+            raise HashError(msg)
 
 
 def _frame_type(frame: object, column: str) -> str | None:
