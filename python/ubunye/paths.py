@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ubunye.engines.paths import local_path
+from ubunye.engines.paths import local_path, reserved_part
 from ubunye.exceptions import ConfigError
 from ubunye.lineage.store import LINEAGE_DIR
 
@@ -86,7 +86,8 @@ def _local(where: str) -> Path | None:
 
 
 def check_outputs(config: TaskConfig, usecase_dir: Path, locations: dict[str, str]) -> None:
-    """Refuse outputs that would overwrite the usecase folder, a task folder, the record store, or each other.
+    """Refuse outputs that would overwrite the usecase folder, a task folder, the record store, or each other, and
+    outputs named like ubunye's own hidden files (``engines.paths.reserved_part``), which other writers delete.
 
     ``locations`` maps each output name to its resolved location (``ubunye.engines.location``).
     """
@@ -98,10 +99,14 @@ def check_outputs(config: TaskConfig, usecase_dir: Path, locations: dict[str, st
         path = _local(where)
         if path is None:
             continue
-        path = path.resolve()
+        given, path = path, path.resolve()
         key = f"CONFIG.outputs.{name}.path"
         why = None
-        if _inside(root, path):
+        reserved = reserved_part(given) or reserved_part(path)
+        if reserved is not None:  # another output's writer deletes such a name as the leftover of a killed run
+            why = f"is named like ubunye's own hidden files ({reserved!r}: a staging, old or trash sibling, lock file "
+            why += "or unfinished part of another output)"
+        elif _inside(root, path):
             why = "is the usecase folder or holds it" if path != root else "is the usecase folder"
         elif _inside(path, records):
             why = f"is inside the record store {records}"

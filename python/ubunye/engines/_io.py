@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pyarrow as pa
 
@@ -70,6 +71,109 @@ def separator(io: IOConfig) -> str:
     return str(io.options.get("sep", io.options.get("delimiter", ",")))
 
 
+#: Formats written as text and read back through type inference: a write of one is read back before commit.
+TEXT_FORMATS = ("csv", "json")
+
+#: The reader options the in-process engines apply (csv: the separator, Spark's two names for it).
+READER_OPTIONS = {"csv": ("sep", "delimiter"), "json": (), "parquet": (), "delta": ()}
+
+
+#: Options the in-process engines accept only with the value they follow anyway (Spark's names: a config written
+#: for Spark often says ``header: true``); any other value would be ignored, so it is refused.
+FIXED_OPTIONS = {"csv": {"header": "true", "inferSchema": "true", "encoding": "utf-8"}}
+
+
+def refuse_options(io: IOConfig, side: str, engine: str) -> None:
+    """Raise EngineError naming the option and the input or output (``side``) unless ``engine`` applies every
+    one of a csv or json ``io.options``: an option it would ignore (``header: false``, ``compression: zstd``)
+    changes nothing and would pass silently, so the rows read or written are not the ones the config asks for.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> refuse_options(IOConfig("i", format="csv", options={"sep": ";", "header": True}), "input", "pandas")
+        >>> refuse_options(IOConfig("i", format="csv", options={"header": False}), "input", "pandas")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'i': the pandas engine does not apply option header=False to csv, ...
+    """
+    fmt = io.format or ""
+    if fmt not in TEXT_FORMATS:
+        # Only the text formats, where an option changes the rows themselves (header, quote, nullValue...).
+        # parquet and Delta options still pass untouched: configs shared with Spark carry them, and the runner
+        # records that a Delta input read with options is hashed whole.
+        return
+    applied = READER_OPTIONS.get(fmt, ())
+    fixed = FIXED_OPTIONS.get(fmt, {})
+    for key, value in io.options.items():
+        if key in applied:
+            continue
+        if key in fixed and str(value).strip().lower() == fixed[key]:
+            continue
+        takes = [*applied, *(f"{k}: {v}" for k, v in fixed.items())]
+        msg = f"{side} {io.name!r}: the {engine} engine does not apply option {key}={value!r} to {fmt}, so it would "
+        msg += "be ignored; "
+        msg += f"it takes {', '.join(takes)}" if takes else f"it takes no options for {fmt}"
+        msg += " (other options need the spark engine)"
+        raise EngineError(msg)
+
+
+def reader_options(io: IOConfig) -> dict[str, Any]:
+    """The options of ``io`` its reader applies (:data:`READER_OPTIONS`): a write is read back with these.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> reader_options(IOConfig("o", format="csv", options={"sep": ";"}))
+        {'sep': ';'}
+    """
+    keep = READER_OPTIONS.get(io.format or "", ())
+    return {k: v for k, v in io.options.items() if k in keep}
+
+
+def _one_column(table: pa.Table, i: int) -> pa.Table:
+    """Column ``i`` of ``table`` alone (by position: names may repeat)."""
+    return pa.Table.from_arrays([table.column(i)], names=[table.schema.names[i]])
+
+
+def _type_text(table: pa.Table, i: int) -> str:
+    """The rows-v1 type of column ``i`` (``string``, ``int64``...), from the schema string of it alone."""
+    name = table.schema.names[i]
+    schema = hash_frame(_one_column(table.slice(0, 0), i)).schema
+    probe = hash_frame(pa.table({name: pa.array([], pa.int64())})).schema  # 'struct<' + quoted name + ':int64>'
+    prefix = probe[: -len("int64>")]
+    return schema[len(prefix) : -1] if schema.startswith(prefix) else schema
+
+
+def first_difference(written: pa.Table, read: pa.Table, expected: FrameHash, got: FrameHash) -> str:
+    """Where ``read`` (a write read back) first differs from ``written``: a column's name or type, the row
+    count, else the first column whose values differ (each column hashed alone), for an error message.
+
+    Example:
+        >>> a, b = pa.table({"code": ["007"]}), pa.table({"code": [7]})
+        >>> first_difference(a, b, hash_frame(a), hash_frame(b))
+        "column 'code' is string in the frame but reads back as int64"
+    """
+    if expected.schema != got.schema:
+        names, back = written.schema.names, read.schema.names
+        if names != back:
+            missing = [n for n in names if n not in back]
+            extra = [n for n in back if n not in names]
+            if missing:
+                return f"column {missing[0]!r} of the frame does not read back (read back: {', '.join(back)})"
+            if extra:
+                return f"column {extra[0]!r} reads back but is not in the frame"
+            return f"the columns read back in another order ({', '.join(back)})"
+        for i, name in enumerate(names):
+            was, now = _type_text(written, i), _type_text(read, i)
+            if was != now:
+                return f"column {name!r} is {was} in the frame but reads back as {now}"
+        return f"the schema differs ({expected.schema} written, {got.schema} read back)"
+    if expected.row_count != got.row_count:
+        return f"{expected.row_count} rows were written but {got.row_count} read back"
+    for i, name in enumerate(written.schema.names):
+        if hash_frame(_one_column(written, i)).data_hash != hash_frame(_one_column(read, i)).data_hash:
+            return f"the values of column {name!r} differ"
+    return "the values differ"
+
+
 class LocalEngine(ABC, Generic[FrameT]):
     """An engine running in this process on frames of type ``FrameT``, writing through Arrow: outputs go to local
     folders of part files (``engines.transaction``) or to Delta through deltalake (``engines.delta``), catalog
@@ -95,6 +199,7 @@ class LocalEngine(ABC, Generic[FrameT]):
             msg = f"input {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
             raise EngineError(msg)
         assert io.path is not None
+        refuse_options(io, "input", self.name)
         return resolve_path(io.path, base_dir)
 
     def write(
@@ -112,17 +217,60 @@ class LocalEngine(ABC, Generic[FrameT]):
                 with output_lock(path):  # a no-op for URLs; serialises local runs
                     write_delta(table, io, path, hook)
             else:
-                write_parts(io, path, self.name, lambda part: self._write_part(frame, table, io, part), hook)
+                # Text formats come back through a reader that guesses types ("007" as 7, a date string as a
+                # date) and may drop a row (a one-column null is an empty line): what was written is read back
+                # and compared before it becomes visible, so the record never claims a hash the data lacks.
+                # Parquet keeps its types: no read-back cost there.
+                expected = self._hash_or_none(frame) if io.format in TEXT_FORMATS else None
+
+                def write_part(part: Path) -> None:
+                    self._write_part(frame, table, io, part)
+                    if expected is not None:
+                        self._check_read_back(frame, expected, io, part)
+
+                write_parts(io, path, self.name, write_part, hook)
         except Exception as exc:
             error = write_error(io, path, exc, hook)
             if error is exc:
                 raise
             raise error from exc
 
+    @abstractmethod
+    def read(self, io: IOConfig, base_dir: Path) -> FrameT:
+        """Read one input (the engines' own readers)."""
+
+    def _hash_or_none(self, frame: FrameT) -> FrameHash | None:
+        """The frame's hash, or None when rows-v1 refuses the frame (then the record holds no hash either)."""
+        try:
+            return self.hash(frame)
+        except HashError:
+            return None
+
+    def _check_read_back(self, frame: FrameT, expected: FrameHash, io: IOConfig, part: Path) -> None:
+        """Raise EngineError naming the output, the format and the first difference unless the part file just
+        written reads back, through :meth:`read` (what ``ubunye hash`` and the next run's read use), with the
+        hash of ``frame``."""
+        reader = replace(io, path=str(part), options=reader_options(io), partition_by=[], allow_empty=False)
+        where = f"output {io.name!r}: {io.format} does not read back as the frame written"
+        try:
+            back = self.read(reader, part.parent)
+            got = self.hash(back)
+        except (EngineError, HashError) as exc:
+            msg = f"{where} ({exc}); nothing was committed, the previous data is as it was"
+            raise EngineError(msg) from exc
+        if (got.data_hash, got.schema, got.row_count) == (expected.data_hash, expected.schema, expected.row_count):
+            return
+        written, read = self._arrow(frame, rows=True), self._arrow(back, rows=True)
+        msg = f"{where}: {first_difference(written, read, expected, got)}, so the record's hash would not be the "
+        msg += "data's; nothing was committed, the previous data is as it was. Write format: parquet or delta "
+        msg += f"(they keep types and nulls), or change the column so {io.format} holds it as it is"
+        raise EngineError(msg)
+
     def check_output(self, io: IOConfig, base_dir: Path) -> None:
         """Raise EngineError if this output cannot be written, judged from its config and location alone, so the
         runner can refuse before reading anything (``write`` checks again, and checks the columns)."""
         refuse_unwritable(io, location(io, base_dir), self.name)
+        refuse_options(io, "output", self.name)
 
     def quote(self, column: str) -> str:
         """A double-quoted SQL identifier (DuckDB and polars SQL alike)."""
@@ -157,4 +305,16 @@ class LocalEngine(ABC, Generic[FrameT]):
         return None
 
 
-__all__ = ["FrameT", "LocalEngine", "pandas_table", "separator", "unwrap"]
+__all__ = [
+    "FIXED_OPTIONS",
+    "READER_OPTIONS",
+    "TEXT_FORMATS",
+    "FrameT",
+    "LocalEngine",
+    "first_difference",
+    "pandas_table",
+    "reader_options",
+    "refuse_options",
+    "separator",
+    "unwrap",
+]

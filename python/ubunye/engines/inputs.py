@@ -9,6 +9,8 @@
 - A folder with no data files is an error naming the input and the folder, unless the input says
   ``allow_empty: true`` (then the engine returns an empty table: no columns, as no schema is declared).
 - csv and json text must be UTF-8: an error names the file, the byte offset and the line of the first bad byte.
+- The files of one input must be alike (:func:`check_alike`, called by the pandas and polars readers): the same
+  partition folders above each, the same column names in each.
 
 URL inputs other than ``file://`` are listed by the engine's own reader (no local listing to check).
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import codecs
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -82,6 +85,56 @@ def has_partitions(files: list[Path], root: Path) -> bool:
         (True, False)
     """
     return any(len(f.relative_to(root).parts) > 1 for f in files)
+
+
+def check_alike(io: IOConfig, files: list[Path], root: Path, schema_of: Callable[[Path], list[str]]) -> None:
+    """Raise EngineError naming two files and what differs unless every file of the input has the same
+    partition columns (the ``name=`` folders above it) and the same columns (``schema_of(file)``, the names a
+    reader finds in it).
+
+    The readers take the first file's columns as the input's: a file with other columns would be read with
+    them silently (its own dropped, the missing ones null), and files beside partition folders would be read
+    without the partition's column.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> files = [Path("/d/k=1/a.csv"), Path("/d/b.csv")]
+        >>> check_alike(IOConfig("i", format="csv"), files, Path("/d"), lambda f: ["x"])
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'i': /d/k=1/a.csv sits in partition folders (k) but /d/b.csv in ...
+    """
+    if len(files) < 2:
+        return
+    first = files[0]
+    keys = _partition_keys(first, root)
+    for file in files[1:]:
+        other = _partition_keys(file, root)
+        if other != keys:
+            msg = (
+                f"input {io.name!r}: {first} sits in {_folders(keys)} but {file} in {_folders(other)}; every file "
+                "of an input must sit in the same partition folders (name=value, the same names in the same order)"
+            )
+            raise EngineError(msg)
+    columns = schema_of(first)
+    for file in files[1:]:
+        other = schema_of(file)
+        if sorted(other) != sorted(columns):
+            only_first = [c for c in columns if c not in other] or ["none"]
+            only_other = [c for c in other if c not in columns] or ["none"]
+            msg = (
+                f"input {io.name!r}: its files have different columns: {first} has {', '.join(only_first)} that "
+                f"{file} lacks, and {file} has {', '.join(only_other)} that {first} lacks; a reader would read "
+                "every file with the first file's columns: make them alike, or read them as separate inputs"
+            )
+            raise EngineError(msg)
+
+
+def _partition_keys(file: Path, root: Path) -> list[str]:
+    return [part.split("=", 1)[0] for part in file.relative_to(root).parts[:-1]]
+
+
+def _folders(keys: list[str]) -> str:
+    return f"partition folders ({', '.join(keys)})" if keys else "no partition folder"
 
 
 def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
@@ -184,4 +237,4 @@ def _recover(root: Path) -> None:
             time.sleep(0.05)
 
 
-__all__ = ["COMPRESSION", "EXTENSIONS", "check_utf8", "data_files", "has_partitions"]
+__all__ = ["COMPRESSION", "EXTENSIONS", "check_alike", "check_utf8", "data_files", "has_partitions"]

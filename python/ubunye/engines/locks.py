@@ -8,7 +8,8 @@ passes straight through (the engine's write inside the runner's lock), while ano
 Only local paths (a plain path or ``file://``) are locked; catalog tables (``table:...``) and other URLs have no
 local file to lock, and ``output_lock`` is a no-op for them: Delta's transaction log is what serialises writers
 there. Lock files are left in place after use: deleting one while another process waits on it would let two
-writers in.
+writers in. A lock file is opened without following symlinks and must be a regular file (a symlink planted there
+must not make a run overwrite its target); one with other hard links is locked but never written.
 
 Example:
     >>> import tempfile
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -122,10 +124,10 @@ def _lockable(location: str) -> Path | None:
 def _acquire(location: str, path: Path, timeout: float) -> int:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:  # a file where a parent folder must be, no permission, a read-only disk...
         msg = f"output {location}: cannot create its lock {path}: {type(exc).__name__}: {exc}"
         raise EngineError(msg) from exc
+    fd = _open_lock(location, path)
     deadline = time.monotonic() + timeout
     pause = 0.005
     try:
@@ -143,18 +145,73 @@ def _acquire(location: str, path: Path, timeout: float) -> int:
                     raise EngineError(msg) from None
                 time.sleep(min(pause, max(deadline - time.monotonic(), 0)))
                 pause = min(pause * 2, 0.1)
-        # Who holds it, for the next run's error message; the content is a hint, the flock is the lock.
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        # Who holds it, for the next run's error message; the content is a hint, the flock is the lock. Only in a
+        # file that is ours alone: a hard link's other name may be someone's data (the flock works without it).
+        if os.fstat(fd).st_nlink == 1:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     except BaseException:
         os.close(fd)
         raise
     return fd
 
 
-def _holder(path: Path) -> str:
+def _open_lock(location: str, path: Path) -> int:
+    """Open (creating it if missing) the lock file ``path``, refusing anything but a regular file.
+
+    The lock file is a name anyone who can write the parent can plant: a symlink there must not make the run
+    truncate and overwrite its target (O_NOFOLLOW), and a FIFO, device or folder is not opened for writing
+    (O_NONBLOCK: opening a FIFO never waits; nothing is truncated before the check).
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
-        pid = path.read_text().strip()
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if os.path.islink(path):  # O_NOFOLLOW fails with ELOOP on a symlink
+            msg = (
+                f"output {location}: its lock {path} is a symlink (to {os.readlink(path)}), not a regular file; "
+                "ubunye does not write through it: remove the link"
+            )
+            raise EngineError(msg) from None
+        kind = _kind_of(path)
+        if kind is not None:  # a folder (EISDIR) or another kind of file it cannot open
+            msg = f"output {location}: its lock {path} is {kind}, not a regular file: move it away"
+            raise EngineError(msg) from None
+        msg = f"output {location}: cannot create its lock {path}: {type(exc).__name__}: {exc}"
+        raise EngineError(msg) from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            msg = f"output {location}: its lock {path} is {_kind_of(path) or 'not a regular file'}, not a regular "
+            msg += "file: move it away"
+            raise EngineError(msg)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _kind_of(path: Path) -> str | None:
+    """What is at ``path`` when it is not a regular file ("a folder", "a FIFO"...), else None."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    kinds = [(stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")]
+    kinds += [(stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symlink")]
+    for check, name in kinds:
+        if check(mode):
+            return name
+    return None
+
+
+def _holder(path: Path) -> str:
+    try:  # a regular file by now (_open_lock); no follow, no wait, a few bytes: it is a hint
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            pid = os.read(fd, 32).decode("ascii", "replace").strip()
+        finally:
+            os.close(fd)
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""

@@ -17,7 +17,7 @@ import pyarrow as pa
 from ubunye.config import IOConfig
 from ubunye.engines._io import LocalEngine, pandas_table, separator, unwrap
 from ubunye.engines.delta import read_table
-from ubunye.engines.inputs import data_files, has_partitions
+from ubunye.engines.inputs import check_alike, data_files, has_partitions
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError
 
@@ -28,6 +28,69 @@ if TYPE_CHECKING:
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
     frame: pd.DataFrame = table.to_pandas(types_mapper=pd.ArrowDtype)
     return frame
+
+
+def sandboxed_connection() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection that reaches no file, network or extension, its settings locked.
+
+    A query is config (or a template value pasted into it): it may read the frames registered under the
+    inputs' names and nothing else. Without this, ``read_csv('/etc/passwd')`` would read outside the declared
+    inputs (unrecorded) and ``COPY ... TO`` would write outside the atomic, recorded output write.
+
+    Example:
+        >>> import duckdb
+        >>> try:
+        ...     sandboxed_connection().sql("SELECT * FROM read_csv('/etc/passwd')")
+        ... except duckdb.PermissionException as exc:
+        ...     print(str(exc)[:60])
+        Permission Error: Cannot access file "/etc/passwd" - file sy
+    """
+    import duckdb
+
+    off: dict[str, str | bool | int | float | list[str]] = {"enable_external_access": False}
+    off |= {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    con = duckdb.connect(config=off)
+    try:
+        con.execute("SET lock_configuration = true")  # no query can SET external access back on
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def only_select(con: duckdb.DuckDBPyConnection, query: str) -> None:
+    """Raise EngineError unless ``query`` is exactly one SELECT statement (WITH, VALUES, FROM-first included).
+
+    Two statements would run both and keep the last result silently; anything but a SELECT (COPY, ATTACH, SET,
+    CREATE, PRAGMA...) changes state instead of computing a frame.
+
+    Example:
+        >>> import duckdb
+        >>> only_select(duckdb.connect(), "SELECT 1; SELECT 2")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: SQL query 'SELECT 1; SELECT 2': holds 2 statements; a query must be ...
+    """
+    import duckdb
+
+    try:
+        statements = con.extract_statements(query)
+    except duckdb.Error as exc:
+        msg = f"SQL query {_excerpt(query)}: {type(exc).__name__}: {exc}"
+        raise EngineError(msg) from exc
+    if len(statements) != 1:
+        msg = f"SQL query {_excerpt(query)}: holds {len(statements)} statements; a query must be exactly one SELECT"
+        raise EngineError(msg)
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        name = getattr(kind, "name", str(kind))
+        msg = f"SQL query {_excerpt(query)}: is a {name} statement; a query must be exactly one SELECT"
+        raise EngineError(msg)
+
+
+def _excerpt(query: str, limit: int = 200) -> str:
+    """The query quoted for a message, cut to ``limit`` characters."""
+    text = query if len(query) <= limit else query[:limit] + "..."
+    return repr(text)
 
 
 class PandasEngine(LocalEngine[pd.DataFrame]):
@@ -69,11 +132,17 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         if io.format == "csv":
             import pyarrow.csv as pcsv
 
-            fmt = ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter=separator(io)))
+            # Only an unquoted empty field is null; a quoted one ("") is the empty string and "nan" a float NaN,
+            # as Spark and polars read csv and as pyarrow writes it. pyarrow's defaults read a null string as ""
+            # and the text NA, NULL, nan... as null, so neither nulls nor NaN nor such strings came back.
+            parse = pcsv.ParseOptions(delimiter=separator(io))
+            nulls = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
+            fmt = ds.CsvFileFormat(parse_options=parse, convert_options=nulls)
         if files is None:  # a URL: pyarrow lists it
             return ds.dataset(path, format=fmt).to_table()
         root = local_path(path)
         assert root is not None
+        check_alike(io, files, root, lambda file: ds.dataset(str(file), format=fmt).schema.names)
         if has_partitions(files, root):  # name=value folders become columns, as Spark reads them (not dropped)
             partitioned = ds.dataset(
                 [str(f) for f in files], format=fmt, partitioning="hive", partition_base_dir=str(root)
@@ -104,12 +173,15 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
     def _relation(
         self, query: str, sources: Mapping[str, object]
     ) -> tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyRelation]:
-        import duckdb
-
-        con = duckdb.connect()
-        for name, frame in sources.items():
-            con.register(name, pandas_table(self.native(frame)))
-        return con, con.sql(query)
+        con = sandboxed_connection()
+        try:
+            only_select(con, query)
+            for name, frame in sources.items():
+                con.register(name, pandas_table(self.native(frame)))
+            return con, con.sql(query)
+        except BaseException:
+            con.close()
+            raise
 
     def sql(self, query: str, sources: Mapping[str, object]) -> pd.DataFrame:
         con, rel = self._relation(query, sources)

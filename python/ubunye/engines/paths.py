@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
+from ubunye.exceptions import EngineError
+
 if TYPE_CHECKING:
     from ubunye.config import IOConfig
 
@@ -126,6 +128,55 @@ def lock_file(folder: Path) -> Path:
         PosixPath('/d/.out.ubunye.lock')
     """
     return folder.parent / f".{folder.name}.ubunye.lock"
+
+
+#: The names ubunye gives its own files beside and inside an output (see the module docstring, and
+#: ``transaction._TMP_PART``): a ``-staging-``/``-old-``/``-trash-`` sibling, a lock file, a hidden append part.
+_RESERVED = re.compile(r"^\..*(\.ubunye-(staging|old|trash)-|\.ubunye\.lock$|\.ubunye\.tmp$)", re.DOTALL)
+
+
+def reserved_part(path: Path) -> str | None:
+    """The first component of ``path`` named like one of ubunye's own hidden files, else None.
+
+    Another output's writer deletes such names as leftovers of a killed run (``transaction.tidy``), so data
+    there would be lost; and a reader skips them.
+
+    Example:
+        >>> reserved_part(Path("/d/.o.ubunye-staging-mine")), reserved_part(Path("/d/.o.ubunye.lock/x"))
+        ('.o.ubunye-staging-mine', '.o.ubunye.lock')
+        >>> reserved_part(Path("/d/.hidden/o")) is None
+        True
+    """
+    for part in path.parts:
+        if _RESERVED.match(part):
+            return part
+    return None
+
+
+def refuse_reserved(io: IOConfig, where: str) -> None:
+    """Raise EngineError naming the output if its local location (as given, or symlinks resolved) passes through
+    a name ubunye keeps for its own files (:func:`reserved_part`). Catalog tables and other URLs pass.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> refuse_reserved(IOConfig("o2", format="csv"), "/nonexistent/.o.ubunye-old-1")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'o2': /nonexistent/.o.ubunye-old-1 is named like ubunye's own ...
+    """
+    if where.startswith("table:"):
+        return
+    folder = local_path(where)
+    if folder is None:
+        return
+    for path in (folder, Path(os.path.realpath(folder))):
+        part = reserved_part(path)
+        if part is not None:
+            msg = (
+                f"output {io.name!r}: {folder} is named like ubunye's own hidden files ({part!r}: the staging, old "
+                "or trash sibling, lock file or unfinished part of another output), which the writer of that "
+                "output deletes as a leftover; choose another name"
+            )
+            raise EngineError(msg)
 
 
 def is_hidden(name: str) -> bool:

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ import pyarrow as pa
 from ubunye.config import IOConfig
 from ubunye.engines._io import LocalEngine, pandas_table, separator, unwrap
 from ubunye.engines.delta import timestamp_of
-from ubunye.engines.inputs import data_files, has_partitions
+from ubunye.engines.inputs import check_alike, data_files, has_partitions
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError
 
@@ -33,6 +34,36 @@ if TYPE_CHECKING:
 
     from ubunye.hashing.delta_files import SumsCache
     from ubunye.hashing.delta_hash import DeltaHash
+
+
+# polars SQL's table functions that open a file or URL (read_csv('/etc/passwd')): polars has no switch to turn
+# them off, so a query naming one is refused before it runs.
+_FILE_FUNCTION = re.compile(r"\b(read_(csv|parquet|json|ndjson|ipc|delta|excel|database)|scan_\w+)\s*\(", re.I)
+# What is not code: string literals, quoted identifiers and comments (a 'read_csv(' inside them opens nothing).
+_NOT_CODE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.S)
+
+
+def refuse_file_functions(query: str) -> None:
+    """Raise EngineError if a polars SQL ``query`` calls a table function that reads files (``read_csv(...)``...).
+
+    A query (or a template value pasted into it) may read the frames registered under the inputs' names only:
+    a file it opened itself would be read outside the declared, hashed and recorded inputs.
+
+    Example:
+        >>> refuse_file_functions("SELECT * FROM read_csv('/etc/passwd')")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: SQL query "SELECT * FROM read_csv('/etc/passwd')": calls read_csv, which ...
+        >>> refuse_file_functions("SELECT 'read_csv(x)' AS s FROM t")
+    """
+    found = _FILE_FUNCTION.search(_NOT_CODE.sub(" ", query))
+    if found is None:
+        return
+    shown = query if len(query) <= 200 else query[:200] + "..."
+    msg = (
+        f"SQL query {shown!r}: calls {found.group(1)}, which reads files outside the task's declared inputs; "
+        "declare the data as an input and query it by its name"
+    )
+    raise EngineError(msg)
 
 
 class PolarsEngine(LocalEngine[pl.DataFrame]):
@@ -82,6 +113,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             local = local_path(path)
             assert local is not None
             source = [str(f) for f in files]
+            check_alike(io, files, local, lambda file: self._columns(io, file))
             hive = has_partitions(files, local) or None  # name=value folders become columns, as Spark reads them
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
         if io.format == "parquet":
@@ -89,6 +121,16 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         if io.format == "csv":
             return pl.scan_csv(source, separator=separator(io), storage_options=storage, glob=glob).collect()
         return pl.scan_ndjson(source, storage_options=storage).collect()
+
+    @staticmethod
+    def _columns(io: IOConfig, file: Path) -> list[str]:
+        """The column names polars reads from one file (its schema alone: parquet metadata, csv header, json
+        inference)."""
+        if io.format == "parquet":
+            return pl.scan_parquet(file, glob=False).collect_schema().names()
+        if io.format == "csv":
+            return pl.scan_csv(file, separator=separator(io), glob=False).collect_schema().names()
+        return pl.scan_ndjson(file).collect_schema().names()
 
     def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
         """Never: polars reads Delta with its own reader, whose frame is hashed whole."""
@@ -109,6 +151,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             frame.write_ndjson(part)
 
     def sql(self, query: str, sources: Mapping[str, object]) -> pl.DataFrame:
+        refuse_file_functions(query)
         frames = {name: self.native(frame) for name, frame in sources.items()}
         return pl.SQLContext(frames=frames).execute(query, eager=True)
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ubunye.engines.locks import output_lock
-from ubunye.engines.paths import local_path, sibling, siblings, unique
+from ubunye.engines.paths import local_path, refuse_reserved, sibling, siblings, unique
 from ubunye.engines.swap import discard, fsync_dir, fsync_tree, recover, swap_in
 from ubunye.exceptions import EngineError
 
@@ -306,7 +306,8 @@ def refuse_unwritable(io: IOConfig, where: str, engine: str) -> None:
 
     Needs only the config and the location (no frame), so the runner can call it before reading any input:
     catalog tables; parquet/csv/json at a URL other than ``file://`` (overwrite: no atomic rename there, see
-    :func:`refuse_remote_overwrite`; append: these engines write local files); ``partition_by`` on
+    :func:`refuse_remote_overwrite`; append: these engines write local files); a location named like ubunye's
+    own hidden files (``paths.refuse_reserved``); ``partition_by`` on
     parquet/csv/json (partition values come back with inferred types: an int64 ``id`` reads back as int32 on
     pyarrow, ``"007"`` as 7, so what is read would not hash as what was recorded; Delta keeps the types);
     a file where the output folder goes (:func:`refuse_file_at`). Delta outputs are deltalake's to check.
@@ -320,6 +321,7 @@ def refuse_unwritable(io: IOConfig, where: str, engine: str) -> None:
     if io.table is not None:
         msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
         raise EngineError(msg)
+    refuse_reserved(io, where)  # Delta too: another output's writer would delete it as its leftover
     if io.format == "delta":
         return
     folder = local_path(where)
