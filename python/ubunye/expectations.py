@@ -41,6 +41,82 @@ def _literal(value: object, engine: Engine[Any]) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+#: What a column's type is, as far as a rule's values are concerned; an engine type not listed is not checked.
+_SPARK_KINDS = {"byte": "integer", "short": "integer", "integer": "integer", "long": "integer"}
+_SPARK_KINDS |= {"float": "number", "double": "number", "decimal": "number", "boolean": "boolean"}
+_SPARK_KINDS |= {"string": "string", "varchar": "string", "char": "string"}
+
+
+def _kind(frame: object, column: str) -> str | None:
+    """``integer``, ``number``, ``boolean`` or ``string``: the type of ``column`` of an engine's frame, or None
+    (another type, such as a date, or one not known here)."""
+    module = type(frame).__module__
+    if module.startswith("pyspark"):
+        name = frame.schema[column].dataType.typeName()  # type: ignore[attr-defined]
+        return _SPARK_KINDS.get(str(name).split("(")[0])
+    if module.startswith("polars"):
+        dtype = frame.schema[column]  # type: ignore[attr-defined]
+        if dtype.is_integer():
+            return "integer"
+        if dtype.is_float() or dtype.is_decimal():
+            return "number"
+        return {"Boolean": "boolean", "String": "string", "Utf8": "string"}.get(str(dtype))
+    if module.startswith("pandas"):
+        import pandas as pd
+        from pandas.api import types
+
+        dtype = frame[column].dtype  # type: ignore[index]
+        if types.is_bool_dtype(dtype):
+            return "boolean"
+        if types.is_integer_dtype(dtype):
+            return "integer"
+        if types.is_float_dtype(dtype) or (isinstance(dtype, pd.ArrowDtype) and "decimal" in str(dtype)):
+            return "number"
+        if not types.is_object_dtype(dtype) and types.is_string_dtype(dtype):  # an object column may hold anything
+            return "string"
+    return None
+
+
+def _fits(value: object, kind: str) -> bool:
+    if value is None or isinstance(value, bool):  # None: nulls are accepted; bool is an int, checked apart
+        return value is None or kind == "boolean"
+    return {
+        "integer": isinstance(value, int),
+        "number": isinstance(value, int | float),
+        "string": isinstance(value, str),
+        "boolean": False,
+    }[kind]
+
+
+def _typed(engine: Engine[Any], frame: object, sql: str) -> str | None:
+    """The kind (:func:`_kind`) of the one column ``sql`` selects from the target, from its schema alone."""
+    return _kind(engine.sql(f"SELECT {sql} AS ubunye_value FROM {VIEW} LIMIT 0", {VIEW: frame}), "ubunye_value")
+
+
+def _accepted(engine: Engine[Any], frame: object, column: str, values: list[object]) -> str:
+    """The WHERE clause of the rows an accepted_values rule refuses; raises TypeError for a value whose type is
+    not the column's: SQL would convert it (``'1'`` or ``true`` for an integer 1) and the rule pass on a guess."""
+    kind = _typed(engine, frame, engine.quote(column))
+    for value in values:
+        if kind is not None and not _fits(value, kind):
+            shown = {bool: "boolean", int: "integer", float: "number", str: "string"}.get(type(value), "value")
+            msg = f"value {value!r} ({shown}) is not of the column's type ({kind}): write the values as {kind}s"
+            raise TypeError(msg)
+    allowed = ", ".join(_literal(v, engine) for v in values if v is not None) or "NULL"
+    q = engine.quote
+    return f"{q(column)} IS NOT NULL AND {q(column)} NOT IN ({allowed})"
+
+
+def _expression(engine: Engine[Any], frame: object, expr: str) -> str:
+    """The WHERE clause of the rows an expression refuses; raises TypeError when it is not a boolean (SQL would
+    take ``id + 1`` as true for every row but -1)."""
+    kind = _typed(engine, frame, f"({expr})")
+    if kind is not None and kind != "boolean":
+        msg = f"the expression is not a boolean (its type is {kind}): write a condition such as id > 0"
+        raise TypeError(msg)
+    return f"NOT COALESCE(({expr}), FALSE)"
+
+
 def _count(engine: Engine[Any], frame: object, where: str) -> int:
     return int(engine.scalar(f"SELECT COUNT(*) FROM {VIEW} WHERE {where}", {VIEW: frame}))
 
@@ -86,13 +162,17 @@ def check(expectations: Expectations, frame: object, engine: Engine[Any]) -> lis
                 out.append(_run(res(",".join(cols)), lambda s=sql: _zero(int(engine.scalar(s, {VIEW: frame})))))
         elif rule == "accepted_values":
             for col, values in spec.items():
-                allowed = ", ".join(_literal(v, engine) for v in values if v is not None) or "NULL"
-                where = f"{q(col)} IS NOT NULL AND {q(col)} NOT IN ({allowed})"
-                out.append(_run(res(col, list(values)), lambda w=where: _zero(_count(engine, frame, w))))
+                out.append(
+                    _run(
+                        res(col, list(values)),
+                        lambda c=col, v=values: _zero(_count(engine, frame, _accepted(engine, frame, c, v))),
+                    )
+                )
         elif rule == "expression":
             for expr in [spec] if isinstance(spec, str) else spec:
-                where = f"NOT COALESCE(({expr}), FALSE)"
-                out.append(_run(res(params=expr), lambda w=where: _zero(_count(engine, frame, w))))
+                out.append(
+                    _run(res(params=expr), lambda e=expr: _zero(_count(engine, frame, _expression(engine, frame, e))))
+                )
     return out
 
 

@@ -28,7 +28,7 @@ from ubunye.exceptions import ConfigError, EngineError, ExpectationError, RunInt
 from ubunye.interrupts import Interrupted, SignalGuard
 from ubunye.interrupts import describe as interruption
 from ubunye.lineage.profiles import profile_fields
-from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing
+from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing, printable
 from ubunye.lineage.redact import mask_text, remember_secrets
 from ubunye.lineage.secrets import secret_values
 from ubunye.lineage.store import RecordStore, RecordURL
@@ -193,7 +193,16 @@ def _pinned(engine: Engine[Any], io: IOConfig, base_dir: Path) -> tuple[IOConfig
     """A Delta input pinned to the version current now (or the one its time travel names), read at exactly that
     version, so the record's version is the version read even when a writer commits meanwhile."""
     find = getattr(engine, "delta_version", None)  # optional (see _hash_into)
-    version = find(io, base_dir) if find is not None else None
+    try:
+        version = find(io, base_dir) if find is not None else None
+    except EngineError:
+        raise
+    except Exception as exc:  # deltalake's errors name neither the input nor the table, and may end in a backtrace
+        first = (str(exc).strip().splitlines() or [""])[0][:500]
+        msg = (
+            f"input {io.name!r}: cannot read the Delta table at {location(io, base_dir)}: {type(exc).__name__}: {first}"
+        )
+        raise EngineError(msg) from exc
     if version is None:
         return io, None
     return dataclasses.replace(io, version=version, timestamp=None), version
@@ -506,7 +515,8 @@ def prepare(
     cfg = load_config(task_dir, dt=dt, dtf=dtf, mode=mode)
     remember_secrets(secret_values(cfg.rendered, cfg.env_used))
     check_schemes(cfg)
-    check_outputs(cfg, usecase_dir, {name: location(io, usecase_dir) for name, io in cfg.outputs.items()})
+    with _unusable_path(cfg.path, "CONFIG.outputs"):
+        check_outputs(cfg, usecase_dir, {name: location(io, usecase_dir) for name, io in cfg.outputs.items()})
     if engine is None or isinstance(engine, str):
         engine = get_engine(engine or cfg.backend, cfg.spark_conf, spark=spark)
     # Outputs the engine cannot write as a whole (object-store overwrite of plain files, partition_by it cannot
@@ -514,10 +524,23 @@ def prepare(
     for io in cfg.outputs.values():
         check = getattr(engine, "check_output", None)  # optional (see _hash_into)
         if check is not None:
-            check(io, usecase_dir)
+            with _unusable_path(cfg.path, f"CONFIG.outputs.{io.name}.path"):
+                check(io, usecase_dir)
     return RunContext(
         task_dir, usecase_dir, usecase, package, task, cfg, engine, new_run_id(), dt, dtf, mode, entry_point
     )
+
+
+@contextmanager
+def _unusable_path(config: Path, key: str) -> Iterator[None]:
+    """An OSError while checking a path (a name too long, a folder that cannot be listed) as a ConfigError
+    naming the config key and the path: the location is the config's, and no run has started."""
+    try:
+        yield
+    except OSError as exc:
+        where = f" ({printable(str(exc.filename))})" if exc.filename else ""
+        msg = f"{config}: {key}: cannot use the path{where}: {exc.strerror or exc}"
+        raise ConfigError(msg) from exc
 
 
 def run_task(

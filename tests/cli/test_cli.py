@@ -45,9 +45,9 @@ def test_no_lineage_flag(uc):
 
 
 def test_mode_and_engine_flags(uc):
-    result = invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", "orders", "-m", "dev", "--engine", "pandas")
+    result = invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", "orders", "-m", "prod", "--engine", "pandas")
     assert result.exit_code == 0, result.output
-    assert last(uc, "orders").template_vars["mode"] == "dev"
+    assert last(uc, "orders").template_vars["mode"] == "prod"
     bad = invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", "orders", "--engine", "flink")
     assert bad.exit_code == 2
 

@@ -66,6 +66,13 @@ def _changed_output(a: RunRecord, b: RunRecord) -> str:
         return f"outputs.{changed[0]}"
     if not changed:
         shared = [d.name for d in a.outputs if d.name in by_b]
+        if not shared:  # two different tasks' runs: "no hash differs" would claim a comparison never made
+
+            def names(r: RunRecord) -> str:
+                return ", ".join(d.name for d in r.outputs) or "none"
+
+            msg = f"runs A and B share no output (A {a.run_id}: {names(a)}; B {b.run_id}: {names(b)}): nothing to diff"
+            raise DiffError(msg)
         if len(shared) == 1:
             return f"outputs.{shared[0]}"
         raise DiffError(f"no output's data hash differs; name one with --dataset ({', '.join(shared) or 'none'})")
@@ -215,7 +222,7 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
         >>> diff_runs(RunRecord(run_id="a", usecase="u", package="p", task="t"),
         ...           RunRecord(run_id="b", usecase="u", package="p", task="t"))
         Traceback (most recent call last):
-        ubunye.lineage.diff.DiffError: no output's data hash differs; name one with --dataset (none)
+        ubunye.lineage.diff.DiffError: runs A and B share no output (A a: none; B b: none): nothing to diff
     """
     name = dataset or _changed_output(a, b)
     da, db = _dataset(a, name, "A"), _dataset(b, name, "B")

@@ -15,9 +15,12 @@ from ubunye.config import IOConfig
 from ubunye.config.model import BACKENDS, FORMATS
 from ubunye.engines import get_engine, is_url
 from ubunye.exceptions import EngineError
+from ubunye.lineage.record import printable
 
 SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json"}
 SUFFIXES[".ndjson"] = "json"
+#: The most canonical lines ``--show-lines`` prints (a bigger count overflows the readers' C integers).
+MAX_SHOW_LINES = 1_000_000
 HOW = {"arrow": "the Python twin (Arrow)", "jvm": "ubunye_rows_v1 in the JVM"}
 
 
@@ -58,8 +61,12 @@ def source_config(target: str, fmt: str | None, engine: str) -> IOConfig:
             msg = f"{target}: give --format ({', '.join(FORMATS)}) for a URL"
             raise EngineError(msg)
         return IOConfig(name=target, format=fmt, path=target)
-    if path.exists():
-        return IOConfig(name=target, format=fmt or guess_format(path), path=str(path.resolve()))
+    try:
+        if path.exists():
+            return IOConfig(name=target, format=fmt or guess_format(path), path=str(path.resolve()))
+    except OSError as exc:  # a name too long, a folder that cannot be listed: the path given is the problem
+        msg = f"cannot open {printable(target)}: {exc.strerror or exc}"
+        raise EngineError(msg) from None
     looks_like_table = "/" not in target and "\\" not in target and path.suffix.lower() not in SUFFIXES
     if looks_like_table and engine == "spark":
         return IOConfig(name=target, format=fmt, table=target)
@@ -80,6 +87,9 @@ def hash_target(target: str, fmt: str | None = None, engine: str = "pandas", sho
     """
     from ubunye.hashing import canonical_lines
 
+    if not 0 <= show_lines <= MAX_SHOW_LINES:
+        msg = f"show_lines must be from 0 to {MAX_SHOW_LINES}, got {show_lines}"
+        raise EngineError(msg)
     io = source_config(target, fmt, engine)
     eng = get_engine(engine)
     started = time.perf_counter()
@@ -119,7 +129,10 @@ def hash_command(
     ] = None,
     engine: Annotated[str, typer.Option("--engine", "-e", help="pandas (default), spark or polars.")] = "pandas",
     show_lines: Annotated[
-        int, typer.Option("--show-lines", "-n", min=0, help="Also print the first N canonical lines hashed.")
+        int,
+        typer.Option(
+            "--show-lines", "-n", min=0, max=MAX_SHOW_LINES, help="Also print the first N canonical lines hashed."
+        ),
     ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
 ) -> None:

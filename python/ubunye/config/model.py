@@ -33,6 +33,8 @@ _IO = {"format", "path", "table", "mode", "options", "storage_options", "version
 _IO |= {"allow_empty", "key", "buckets", "profile"}
 #: Row buckets of a profile (docs/rows-v1.md section 12.2): a power of two from 1 to 65,536.
 DEFAULT_BUCKETS, MAX_BUCKETS = 256, 65_536
+#: The largest Delta version (a signed 64-bit integer).
+MAX_VERSION = 2**63 - 1
 _TRANSFORM = {"type", "query", "params"}
 _LINEAGE = {"hash_inputs", "sample_fraction"}
 # A dataset name becomes a SQL view name and a record name: nothing that needs quoting.
@@ -125,6 +127,8 @@ def _io(path: Path, key: str, name: str, raw: object, output: bool) -> IOConfig:
     if "version" in value and "timestamp" in value:
         raise check.fail(path, key, "give version or timestamp, not both")
     version = None if "version" not in value else check.integer(path, f"{key}.version", value["version"])
+    if version is not None and version > MAX_VERSION:  # Delta versions are int64: deltalake cannot take more
+        raise check.fail(path, f"{key}.version", f"expected an integer from 0 to {MAX_VERSION}, got {version}")
     timestamp = None if "timestamp" not in value else check.timestamp(path, f"{key}.timestamp", value["timestamp"])
     parts = value.get("partition_by", [])
     parts = [check.string(path, f"{key}.partition_by", parts)] if isinstance(parts, str) else parts
@@ -195,12 +199,19 @@ def _expectations(
         rules = dict(check.mapping(path, key, rules))
         severity = check.string(path, f"{key}.severity", rules.pop("severity", "error"), SEVERITIES)
         check.known(path, key, rules, set(RULES))
+        if not rules:  # a target with no rule would check nothing and report a pass
+            raise check.fail(path, key, f"no rules (give at least one of {', '.join(RULES)})")
         _check_rules(path, key, rules)
         out.append(Expectations(target, rules, severity))
     return out
 
 
 def _check_rules(path: Path, key: str, rules: dict[str, object]) -> None:
+    # A rule that names nothing (`unique: []`, `row_count: {}`) checks nothing: refused, not reported as a pass.
+    for rule in ("row_count", "not_null", "unique", "accepted_values"):
+        if rule in rules and rules[rule] in ([], {}, None):
+            what = "min and/or max" if rule == "row_count" else "at least one column"
+            raise check.fail(path, f"{key}.{rule}", f"is empty: give {what}, or leave the rule out")
     if "row_count" in rules:
         rc = check.mapping(path, f"{key}.row_count", rules["row_count"])
         check.known(path, f"{key}.row_count", rc, {"min", "max"})
@@ -281,7 +292,13 @@ def _engine(path: Path, doc: dict[str, Any], mode: str | None) -> tuple[str, dic
     backend = check.string(path, "ENGINE.backend", engine.get("backend", "pandas"), BACKENDS)
     spark_conf = check.spark_conf(path, "ENGINE.spark_conf", engine.get("spark_conf"))
     # Every profile is checked, not only the one chosen: a typo in `prod` must fail on the dev run too.
-    for name, profile in check.mapping(path, "ENGINE.profiles", engine.get("profiles")).items():
+    profiles = check.mapping(path, "ENGINE.profiles", engine.get("profiles"))
+    # With profiles declared, a mode naming none of them is a typo (`prd`), not a request for the default
+    # backend; without any, mode is only a template variable. An empty mode is no mode.
+    if profiles and mode and mode not in profiles:
+        names = ", ".join(sorted(map(str, profiles)))
+        raise check.fail(path, "ENGINE.profiles", f"no profile for mode {mode[:60]!r} (profiles: {names})")
+    for name, profile in profiles.items():
         key = f"ENGINE.profiles.{name}"
         profile = check.mapping(path, key, profile)
         check.known(path, key, profile, _PROFILE)
@@ -294,7 +311,10 @@ def _engine(path: Path, doc: dict[str, Any], mode: str | None) -> tuple[str, dic
 
 
 def _version(path: Path, value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
+    if isinstance(value, float):
+        # YAML reads 1.10 as the number 1.1 and .nan as NaN: the text written is lost before it gets here.
+        raise check.fail(path, "VERSION", f'a number ({value!r}) is not a version: quote it (VERSION: "1.10")')
+    if isinstance(value, bool) or not isinstance(value, str | int):
         raise check.expected(path, "VERSION", "a string or a number", value)
     return str(value)
 

@@ -8,15 +8,17 @@ the variables building it are checked too (see :func:`path_problem`).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
 import threading
 import time
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
+from urllib.parse import unquote
 
 import jinja2
 from jinja2 import meta, nodes
@@ -24,6 +26,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from ubunye.engines.paths import is_url
 from ubunye.exceptions import ConfigError
 from ubunye.lineage.redact import redact_url
 from ubunye.lineage.secrets import DATASET_MAPS, secret_key
@@ -77,10 +80,105 @@ class _Env:
         raise TypeError(msg)
 
 
-class _Sandbox(ImmutableSandboxedEnvironment):
-    """The sandbox, with no globals (``cycler``, ``lipsum``...: a config needs none) and bounded repetition."""
+def _size(value: object, what: str) -> None:
+    """Refuse a width, count or size above :data:`_MAX_REPEAT`: what a one-line template may make."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > _MAX_REPEAT:
+        raise OverflowError(f"{what} above {_MAX_REPEAT} is refused")
 
-    intercepted_binops = frozenset({"*", "**"})
+
+# The widths and precisions of %-formatting (`%0999999999d`, `%*d`) and of str.format specs (`{:>999999999}`).
+_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
+_BRACES = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
+
+
+def _check_format(text: object, args: object) -> None:
+    """Refuse a format string whose widths or precisions, written or passed (``*``, ``{:{w}}``), are too big.
+
+    The arguments count only where the text takes a width from them: ``'%d' % 20261201`` is a value, not a width.
+    """
+    if not isinstance(text, str):
+        return
+    percent = list(_PERCENT.finditer(text))
+    numbers = [int(n) for m in percent for n in m.groups() if n and n != "*"]
+    passed = any("*" in m.groups() for m in percent)
+    for field in _BRACES.findall(text):
+        spec = field.partition(":")[2]
+        numbers += [int(n) for n in re.findall(r"\d+", re.sub(r"\{[^{}]*\}", "", spec))]
+        passed = passed or "{" in spec
+    if passed:
+        values = args.values() if isinstance(args, Mapping) else args if isinstance(args, tuple | list) else (args,)
+        numbers += [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    for n in numbers:
+        _size(n, "a format width or precision")
+
+
+def _joined(sep: object, items: object) -> None:
+    if isinstance(items, list | tuple) and isinstance(sep, str):
+        _size(len(sep) * max(len(items) - 1, 0), "a joined text")
+
+
+def _replaced(text: object, old: object, new: object) -> None:
+    if isinstance(text, str) and isinstance(old, str) and isinstance(new, str):
+        hits = len(text) + 1 if old == "" else text.count(old)
+        _size(len(text) + hits * max(len(new) - len(old), 0), "a replaced text")
+
+
+def _indented(text: object, width: object) -> None:
+    if isinstance(text, str):
+        per_line = len(width) if isinstance(width, str) else width if isinstance(width, int) else 0
+        _size(len(text) + (text.count("\n") + 1) * per_line, "an indented text")
+
+
+#: Checks of the filters that take a size, given the filter's arguments after any context: each raises before
+#: the filter allocates (`'x' | center(1000000000)` would take 1 GB, `%0999999999d` 4 GB).
+_FILTER_CHECKS: dict[str, Callable[..., None]] = {
+    "center": lambda value, width=80, *_a, **_k: _size(width, "a width"),
+    "indent": lambda s, width=4, *_a, **_k: _indented(s, width),
+    "wordwrap": lambda s, width=79, *_a, **_k: _size(width, "a width"),
+    "truncate": lambda s, length=255, *_a, **_k: _size(length, "a length"),
+    "format": lambda value, *args, **kwargs: _check_format(value, (*args, *kwargs.values())),
+    "replace": lambda s, old, new, *_a, **_k: _replaced(s, old, new),
+    "join": lambda value, d="", *_a, **_k: _joined(d, value),
+    "batch": lambda value, linecount, *_a, **_k: _size(linecount, "a batch size"),
+    "slice": lambda value, slices, *_a, **_k: _size(slices, "a number of slices"),
+    "tojson": lambda value, indent=None, *_a, **_k: _size(indent, "an indent"),
+}
+
+
+def _bounded_filter(name: str, func: Callable[..., object]) -> Callable[..., object]:
+    check = _FILTER_CHECKS[name]
+    passes_context = getattr(func, "jinja_pass_arg", None) is not None  # eval_context / environment first
+
+    @functools.wraps(func)  # keeps jinja_pass_arg: Jinja still passes the context
+    def bounded(*args: object, **kwargs: object) -> object:
+        check(*(args[1:] if passes_context else args), **kwargs)
+        return func(*args, **kwargs)
+
+    return bounded
+
+
+#: str methods that take a size: the check gets the string and the call's arguments.
+_METHOD_CHECKS: dict[str, Callable[..., None]] = {
+    "center": lambda s, width=0, *_a, **_k: _size(width, "a width"),
+    "ljust": lambda s, width=0, *_a, **_k: _size(width, "a width"),
+    "rjust": lambda s, width=0, *_a, **_k: _size(width, "a width"),
+    "zfill": lambda s, width=0, *_a, **_k: _size(width, "a width"),
+    "expandtabs": lambda s, tabsize=8, *_a, **_k: _size(s.count("\t") * tabsize, "an expanded text"),
+    "replace": lambda s, old="", new="", *_a, **_k: _replaced(s, old, new),
+    "join": lambda s, items=(), *_a, **_k: _joined(s, list(items) if isinstance(items, list | tuple) else items),
+    "format": lambda s, *args, **kwargs: _check_format(s, (*args, *kwargs.values())),
+    "format_map": lambda s, mapping=None, *_a, **_k: _check_format(s, mapping or {}),
+}
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The sandbox, with no globals (``cycler``, ``lipsum``...: a config needs none) and bounded sizes.
+
+    Whatever takes a size (``*`` and ``%`` on text, ``**``, the filters of :data:`_FILTER_CHECKS`, the str
+    methods of :data:`_METHOD_CHECKS`) is checked before it runs: a one-line template cannot fill the memory.
+    """
+
+    intercepted_binops = frozenset({"*", "**", "%"})
 
     def call_binop(self, context: Context, operator: str, left: object, right: object) -> object:
         sized = [v for v in (left, right) if isinstance(v, str | list | tuple)]
@@ -89,11 +187,33 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             raise OverflowError(f"a repetition longer than {_MAX_REPEAT} is refused")
         if operator == "**" and isinstance(right, int | float) and abs(right) > 64:
             raise OverflowError("an exponent above 64 is refused")
+        if operator == "%" and isinstance(left, str):
+            _check_format(left, right)
         return super().call_binop(context, operator, left, right)
+
+    def wrap_str_format(self, value: object) -> Callable[..., str] | None:
+        """Jinja's sandboxed ``str.format``/``format_map``, with the widths checked first."""
+        wrapped = super().wrap_str_format(value)
+        if wrapped is None:
+            return None
+        text, name = getattr(value, "__self__", ""), getattr(value, "__name__", "")
+
+        def checked(*args: object, **kwargs: object) -> str:
+            _METHOD_CHECKS[name](text, *args, **kwargs)
+            return wrapped(*args, **kwargs)
+
+        return checked
+
+    def call(__self, __context: Context, __obj: object, *args: object, **kwargs: object) -> object:
+        owner, name = getattr(__obj, "__self__", None), getattr(__obj, "__name__", "")
+        if isinstance(owner, str) and name in _METHOD_CHECKS:
+            _METHOD_CHECKS[name](owner, *args, **kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
 
 
 _JINJA = _Sandbox(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 _JINJA.globals.clear()
+_JINJA.filters.update({name: _bounded_filter(name, _JINJA.filters[name]) for name in _FILTER_CHECKS})
 
 
 #: How long one value may take to render. Nested loops fit in the repetition bound and still never end.
@@ -174,25 +294,47 @@ def _reaches_internals(ast: nodes.Template) -> list[str]:
     return sorted(set(found))
 
 
-def path_problem(value: str, *, slashes: bool = False) -> str | None:
-    """Why ``value`` cannot build a path, or None: empty, ``.``/``..``, a separator, a control character.
+def path_problem(value: str, *, slashes: bool = False, url: bool = False) -> str | None:
+    """Why ``value`` cannot build a path, or None.
 
-    ``slashes=True`` (an ``env`` value such as ``/lake``) allows separators but still refuses ``..`` components.
+    Refused: empty, blank, ``.``/``..``, a separator, a control or invisible formatting character (``U+202E``
+    would show the folder's name reversed: the characters a record's names refuse), a value starting with ``-``
+    (read as an option by a shell tool) or with a space at either end. ``url=True`` (the path is a URL, which
+    is percent-decoded): also ``%``, ``#`` and ``?``, since ``%2e%2e%2f`` decodes to ``../`` and ``#``/``?``
+    would cut the path short.
+
+    ``slashes=True`` (an ``env`` value such as ``/lake``) allows separators but still refuses ``..`` components
+    (decoded first when ``url``) and control characters; nothing else (it may be a whole URL, with a query).
 
     Example:
         >>> path_problem("../.."), path_problem("2026-12-01"), path_problem("/lake/x", slashes=True)
         ("contains '/', '..'", None, None)
+        >>> path_problem("%2e%2e", url=True), path_problem("-"), path_problem(" ")
+        ("contains '%'", "starts with '-'", 'it is blank')
     """
     if value == "" or (value == "." and not slashes):
         return "it is empty" if value == "" else "it is '.'"
-    found = [] if slashes else [f"{s!r}" for s in ("/", "\\") if s in value]
+    if not slashes and not value.strip():
+        return "it is blank"
+    found = [] if slashes else [f"{s!r}" for s in ("/", "\\", *(("%", "#", "?") if url else ())) if s in value]
     # A variable may not hold '..' at all (x..y is harmless, but no date or mode needs it); a longer env value
-    # such as /lake may, just not as a component.
-    if (".." in value) if not slashes else (".." in re.split(r"[/\\]", value)):
+    # such as /lake may, just not as a component (decoded as a URL path would be).
+    decoded = unquote(value) if url else value
+    if (".." in value) if not slashes else (".." in re.split(r"[/\\]", decoded)):
         found.append("'..'")
-    if any(unicodedata.category(c) == "Cc" for c in value):
+    if any(unicodedata.category(c) == "Cc" for c in decoded):
         found.append("a control character")
-    return f"contains {', '.join(found)}" if found else None
+    elif not slashes:
+        odd = next((c for c in value if not c.isprintable()), None)
+        if odd is not None:
+            found.append(f"U+{ord(odd):04X} (an invisible formatting character)")
+    if found:
+        return f"contains {', '.join(found)}"
+    if not slashes and value.startswith("-"):
+        return "starts with '-'"
+    if not slashes and value != value.strip():
+        return "starts or ends with a space"
+    return None
 
 
 def _dotdots(text: str) -> int:
@@ -200,21 +342,32 @@ def _dotdots(text: str) -> int:
 
 
 def _check_path(text: str, ast: nodes.Template, rendered: str, variables: Mapping[str, object], env: list[str]) -> None:
-    # Only where a value builds a path: `mode` naming a profile may be anything.
+    # Only where a value builds a path: `mode` naming a profile may be anything. A URL's path is percent-decoded
+    # by whatever opens it (file:// here, fsspec for the others), so a value is checked as it will be decoded.
+    url = is_url(rendered)
     for name in sorted(meta.find_undeclared_variables(ast) & {"dt", "dtf", "mode"}):
         value = variables.get(name)
-        problem = path_problem(value) if isinstance(value, str) else None
+        problem = path_problem(value, url=url) if isinstance(value, str) else None
         if problem:
-            raise ConfigError(f"template variable {name}={value!r} cannot build a path ({problem})")
+            where = (
+                " (the path is a URL: percent-decoded, ended by '?' or '#')"
+                if url and isinstance(value, str) and any(c in value for c in "%#?")
+                else ""
+            )
+            raise ConfigError(f"template variable {name}={value!r} cannot build a path ({problem}){where}")
     env_var = variables.get("env")
     values = env_var._values if isinstance(env_var, _Env) else {}
     for name in dict.fromkeys(env):
-        problem = path_problem(values.get(name, ""), slashes=True)
+        problem = path_problem(values.get(name, ""), slashes=True, url=url)
         if problem:  # the value is not quoted: it may be a secret
             raise ConfigError(f"environment variable env.{name} cannot build a path ({problem})")
     literal = "".join(v if kind == "data" else "\0" for _, kind, v in _JINJA.lex(text))
-    if _dotdots(rendered) > _dotdots(literal):
+    if _dotdots(rendered) > _dotdots(literal) or (url and _dotdots(unquote(rendered)) > _dotdots(unquote(literal))):
         raise ConfigError("the rendered path has a '..' component the template text does not: refused")
+    # A '?' or '#' a value brought into a URL ends its path there: the data would land somewhere else.
+    for mark in ("?", "#") if url else ():
+        if rendered.count(mark) > literal.count(mark):
+            raise ConfigError(f"a template value put {mark!r} into the URL (its path would end there): refused")
 
 
 def render_value(text: str, variables: Mapping[str, object], where: str, path: bool = False, quote: bool = True) -> str:

@@ -133,7 +133,16 @@ def _open(io: IOConfig, path: str) -> DeltaTable:
     """The Delta table at ``path`` as a read of ``io`` sees it: at io.version, or as of io.timestamp, else latest."""
     from deltalake import DeltaTable
 
-    table = DeltaTable(path, version=io.version, storage_options=io.storage_options or None)
+    table = DeltaTable(path, storage_options=io.storage_options or None)
+    if io.version is not None:
+        # Checked against the latest first: deltalake asked for a version far beyond it (2**63 - 1) searches
+        # for it without end.
+        latest = table.version()
+        if io.version > latest:
+            msg = f"version {io.version} does not exist (the latest is {latest})"
+            raise ValueError(msg)
+        if io.version != latest:
+            table.load_as_version(io.version)
     stamp = timestamp_of(io)
     if stamp is not None:
         table.load_as_version(stamp)

@@ -307,22 +307,23 @@ class RecordStore:
     def entries(
         self, usecase: str | None = None, package: str | None = None, task: str | None = None
     ) -> list[StoredRecord]:
-        """Every stored record (filtered by identity), oldest first; a file that cannot be loaded is listed with
-        its problem (and field), so one malformed record never hides the others.
+        """Every stored record (filtered by identity), in the order the runs ended (see :func:`_order_key`); a
+        file that cannot be loaded is listed with its problem (and field), so one malformed record never hides
+        the others.
 
         Temporary files of writes in progress (hidden files) are skipped.
         """
         out = [self._load(c) for c in self._candidates(usecase, package, task)]
-        return sorted(out, key=_start_key)
+        return sorted(out, key=_order_key)
 
     def newest(
         self, usecase: str | None = None, package: str | None = None, task: str | None = None
     ) -> Iterator[StoredRecord]:
         """The stored records newest first, each loaded only when the iteration reaches it.
 
-        In a local folder this is :meth:`entries` reversed (by start time). In an object store the order is
-        that of the run ids, which sort by start time (``new_run_id``): the keys are listed once and a record
-        is read only when reached, so showing the newest 10 of 10,000 runs reads 10 objects.
+        In a local folder this is :meth:`entries` reversed (by the time each run ended). In an object store the
+        order is that of the run ids, which sort by start time (``new_run_id``): the keys are listed once and a
+        record is read only when reached, so showing the newest 10 of 10,000 runs reads 10 objects.
         """
         if self._remote is None:
             yield from reversed(self.entries(usecase, package, task))
@@ -337,7 +338,7 @@ class RecordStore:
     def records(
         self, usecase: str | None = None, package: str | None = None, task: str | None = None
     ) -> list[RunRecord]:
-        """The loadable records only, oldest first."""
+        """The loadable records only, in the order the runs ended (as :meth:`entries`)."""
         return [e.record for e in self.entries(usecase, package, task) if e.record is not None]
 
     def load(self, run_id: str) -> RunRecord:
@@ -356,8 +357,9 @@ class RecordStore:
     ) -> StoredRecord:
         """The one stored record ``ref`` names among the runs of a task (or of the whole store).
 
-        ``ref`` is a run id, a unique prefix of one, ``latest`` (the newest run by start time; in an object
-        store, by run id, which sorts by start time) or ``latest~N`` (N runs before it). ``latest`` needs the
+        ``ref`` is a run id, a unique prefix of one, ``latest`` (the run that ended last, a run still running
+        counting from its start: see :func:`_order_key`; in an object store, by run id, which sorts by start
+        time) or ``latest~N`` (N runs before it). ``latest`` needs the
         filters to select runs of a single task. In an object store only the record named is read.
 
         Raises:
@@ -390,7 +392,7 @@ class RecordStore:
                 msg = f"{ref!r}: {tasks[0]} has only {len(candidates)} run(s)"
                 raise RecordError(msg)
             if self._remote is None:
-                found = sorted((self._load(c) for c in candidates), key=_start_key)[-1 - back]
+                found = sorted((self._load(c) for c in candidates), key=_order_key)[-1 - back]
             else:
                 found = self._load(sorted(candidates, key=lambda c: c.run_id)[-1 - back])
         else:
@@ -594,9 +596,17 @@ def short_ids(run_ids: Iterable[str], min_length: int = 8) -> dict[str, str]:
     return out
 
 
-def _start_key(entry: StoredRecord) -> tuple[dt.datetime, str]:
-    started = instant(entry.record.started_at) if entry.record else None
-    return started or _EARLIEST, entry.path.name
+def _order_key(entry: StoredRecord) -> tuple[dt.datetime, str]:
+    """Runs in the order they ended: ``ended_at``, else (still running, or killed) ``started_at``.
+
+    Not by start: of two runs of one task, the one started first may commit last, and its data is what is on
+    disk. The final record is written under the outputs' locks (:func:`ubunye.runner.execute`), so for runs
+    sharing an output the order they ended is the order they committed. A record without either time (one too
+    old, or damaged) sorts first; the file name breaks ties.
+    """
+    record = entry.record
+    at = (instant(record.ended_at) or instant(record.started_at)) if record else None
+    return at or _EARLIEST, entry.path.name
 
 
 def load_record(path: str | Path) -> RunRecord:
