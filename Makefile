@@ -68,11 +68,12 @@ pandas2: $(PANDAS2_STAMP) ## The twin's tests again on pandas 2.2 / numpy 2.3 (t
 # The oldest numpy / pandas / pyarrow the twin is measured to give the right bytes with (python/pyproject.toml's
 # floors): what Databricks 15.4 LTS ships (.venv-floors) and 16.4 LTS's set (.venv-floors16), both on this Python.
 # The twin's tests and the conformance vectors on each; pyarrow < 16 has no view types and these venvs have no
-# polars or DuckDB, so the tests of those skip, saying so. deltalake is there for the Delta-as-Arrow refusal (its
-# Arrow side needs pyarrow >= 21: tests/hashing/test_delta_pyarrow.py). The venvs share pip's cache; --no-compile: only the
-# modules the tests import get byte-compiled (on import), which halves the install time.
+# polars or DuckDB, so the tests of those skip, saying so. deltalake (with pyyaml and jinja2, for IOConfig) is there
+# for the Delta-as-Arrow refusal (its Arrow side needs pyarrow >= 21: tests/hashing/test_delta_pyarrow.py). The
+# venvs share pip's cache; --no-compile: only the modules the tests import get byte-compiled (on import), which
+# halves the install time.
 FLOORS_VENVS := .venv-floors .venv-floors16
-FLOORS_TEST_PINS := "pytest==9.2.0" "hypothesis==6.170.17" "deltalake==1.6.6"
+FLOORS_TEST_PINS := "pytest==9.2.0" "hypothesis==6.170.17" "deltalake==1.6.6" "pyyaml==6.0.4" "jinja2==3.1.6"
 .venv-floors/.installed: FLOORS_PINS := "numpy==1.23.5" "pandas==1.5.3" "pyarrow==14.0.1"
 .venv-floors16/.installed: FLOORS_PINS := "numpy==1.26.4" "pandas==1.5.3" "pyarrow==15.0.2"
 

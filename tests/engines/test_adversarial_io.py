@@ -415,3 +415,24 @@ def test_a_semicolon_csv_round_trips(tmp_path: Path) -> None:
     PandasEngine().write(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}), io, tmp_path)
     text = next((tmp_path / "o").glob("*.csv")).read_text()
     assert text.splitlines()[0] == '"a";"b"'
+
+
+@pytest.mark.parametrize("url", ["file:///tmp/data/o#x", "file:///tmp/data/o?v=1", "file://localhost/tmp/o#"])
+def test_a_file_url_with_a_query_or_fragment_names_no_file(url: str) -> None:
+    # urlsplit drops them: file:///tmp/data/o#x would have been the folder /tmp/data/o
+    from ubunye.engines.paths import local_path
+
+    with pytest.raises(EngineError, match=r"query or fragment"):
+        local_path(url)
+    assert local_path("file:///tmp/data/o%23x") == Path("/tmp/data/o#x")
+
+
+def test_a_literal_fragment_in_an_output_url_writes_nothing(tmp_path: Path) -> None:
+    engine = PandasEngine()
+    victim = tmp_path / "data"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("kept")
+    io = IOConfig("o", format="parquet", path=f"file://{victim}#x")
+    with pytest.raises(EngineError, match=r"query or fragment"):
+        engine.write(pd.DataFrame({"a": [1]}), io, tmp_path)
+    assert (victim / "keep.txt").read_text() == "kept"

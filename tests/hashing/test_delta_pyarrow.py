@@ -46,3 +46,28 @@ def test_an_older_pyarrow_is_refused_saying_what_to_do(tmp_path: Path) -> None:
     text = str(caught.value)
     assert "Delta table at" in text and path.rsplit("/", 1)[-1] in text
     assert f"pyarrow {pa.__version__}" in text and "pip install 'pyarrow>=21.0'" in text
+
+
+@pytest.mark.skipif(PYARROW < DELTALAKE_PYARROW, reason="this pyarrow is older than deltalake's Arrow side takes")
+def test_the_in_process_engines_read_and_write_delta(tmp_path: Path) -> None:
+    from ubunye.config import IOConfig
+    from ubunye.engines.delta import read_table, write_delta
+
+    path = _table(tmp_path / "t")
+    write_delta(pa.table({"id": [4], "name": ["d"]}), IOConfig("t", format="delta", mode="append"), path, lambda: None)
+    assert sorted(read_table(IOConfig("t", format="delta"), path).column("id").to_pylist()) == [1, 2, 3, 4]
+
+
+@pytest.mark.skipif(PYARROW >= DELTALAKE_PYARROW, reason="this pyarrow is one deltalake's Arrow side takes")
+def test_the_in_process_engines_refuse_delta_saying_what_to_do(tmp_path: Path) -> None:
+    # pyarrow 14 read an unpartitioned table, failed on a partitioned one ("field() takes at least 2 positional
+    # arguments") and crashed the interpreter at exit after a write: deltalake does not take it, so neither do we.
+    from ubunye.config import IOConfig
+    from ubunye.engines.delta import read_table, write_delta
+
+    path = _table(tmp_path / "t")
+    with pytest.raises(EngineError, match=rf"input 't' \(Delta at .*\).*pyarrow {pa.__version__}"):
+        read_table(IOConfig("t", format="delta"), path)
+    with pytest.raises(EngineError, match=rf"output 't' \(Delta at .*\).*pyarrow {pa.__version__}"):
+        write_delta(pa.table({"id": [4]}), IOConfig("t", format="delta", mode="append"), path, lambda: None)
+    assert deltalake.DeltaTable(path).version() == 0  # nothing was written

@@ -78,6 +78,9 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
     """
     from deltalake import write_deltalake
 
+    from ubunye.hashing.delta_files import require_deltalake_arrow
+
+    require_deltalake_arrow(f"output {io.name!r} (Delta at {path})")
     handoff, failure = _Handoff(), []
 
     def batches() -> Iterator[pa.RecordBatch]:
@@ -160,6 +163,9 @@ def read_table(io: IOConfig, path: str) -> pa.Table:
         >>> read_table(IOConfig("t", format="delta"), path).to_pydict()
         {'a': [1]}
     """
+    from ubunye.hashing.delta_files import require_deltalake_arrow
+
+    require_deltalake_arrow(f"input {io.name!r} (Delta at {path})")
     return _open(io, path).to_pyarrow_table()
 
 

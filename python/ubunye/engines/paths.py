@@ -73,12 +73,23 @@ def local_path(where: str) -> Path | None:
     Example:
         >>> local_path("file://localhost/tmp/a%20b")
         PosixPath('/tmp/a b')
+
+    Raises:
+        EngineError: a ``file://`` URL holding ``?`` or ``#`` (a query or fragment would be dropped, silently
+            naming another path).
     """
     if not is_url(where):
         return Path(where)
     parts = urlsplit(where)
     if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
         return None
+    if "?" in where or "#" in where:
+        # A query or fragment is no part of the file's path: dropping it would write or read another folder.
+        msg = (
+            f"{where!r}: a file:// URL with a query or fragment ('?' or '#') names no file; write a '?' or "
+            "'#' of the path itself as %3F or %23"
+        )
+        raise EngineError(msg)
     return Path(unquote(parts.path))
 
 
