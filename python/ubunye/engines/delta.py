@@ -78,9 +78,6 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
     """
     from deltalake import write_deltalake
 
-    from ubunye.hashing.delta_files import require_deltalake_arrow
-
-    require_deltalake_arrow(f"output {io.name!r} (Delta at {path})")
     handoff, failure = _Handoff(), []
 
     def batches() -> Iterator[pa.RecordBatch]:
@@ -114,7 +111,10 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
         handoff.decide(commit)
         worker.join()
     if failure:
-        raise failure[0]
+        from ubunye.hashing.delta_files import deltalake_arrow
+
+        with deltalake_arrow(f"output {io.name!r} (Delta at {path})"):
+            raise failure[0]
 
 
 def timestamp_of(io: IOConfig) -> datetime.datetime | None:
@@ -163,10 +163,11 @@ def read_table(io: IOConfig, path: str) -> pa.Table:
         >>> read_table(IOConfig("t", format="delta"), path).to_pydict()
         {'a': [1]}
     """
-    from ubunye.hashing.delta_files import require_deltalake_arrow
+    from ubunye.hashing.delta_files import deltalake_arrow
 
-    require_deltalake_arrow(f"input {io.name!r} (Delta at {path})")
-    return _open(io, path).to_pyarrow_table()
+    table = _open(io, path)
+    with deltalake_arrow(f"input {io.name!r} (Delta at {path})"):
+        return table.to_pyarrow_table()
 
 
 def table_version(io: IOConfig, path: str) -> int:

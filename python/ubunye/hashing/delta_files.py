@@ -35,7 +35,8 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import unquote
@@ -344,41 +345,56 @@ def batch_sums(batches: Iterable[pa.RecordBatch]) -> Sums:
     return add_sums(parts)
 
 
-#: The oldest pyarrow deltalake's Arrow side takes (its own ``pyarrow`` extra: ``deltalake[pyarrow]``). Older ones
-#: fail inside deltalake (pyarrow 14 has no Arrow C stream on a Table and takes no schema capsule in ``pa.field``);
-#: the log alone (:func:`read_snapshot`, as on Spark) reads on any pyarrow the package takes.
+#: The oldest pyarrow deltalake's Arrow side declares (its own ``pyarrow`` extra: ``deltalake[pyarrow]``). Older ones
+#: work in part: measured with pyarrow 14.0.1, unpartitioned tables are read and written (the demo runs), but a
+#: partitioned table's read fails inside deltalake (pyarrow 14's ``pa.field`` takes no schema capsule), as do some
+#: others ("Unrecognized type").
 DELTALAKE_PYARROW = (21, 0)
 
 
-def require_deltalake_arrow(what: str) -> None:
-    """Refuse, saying why and what to do, to read or write a Delta table as Arrow through deltalake when this
-    Python's pyarrow is older than deltalake takes for that (:data:`DELTALAKE_PYARROW`).
+def _old_pyarrow() -> bool:
+    found = tuple(int(p) for p in pa.__version__.split(".")[:2] if p.isdigit())
+    return found < DELTALAKE_PYARROW
+
+
+@contextmanager
+def deltalake_arrow(what: str) -> Iterator[None]:
+    """Around a read or write of a Delta table as Arrow through deltalake: on a pyarrow older than deltalake
+    declares (:data:`DELTALAKE_PYARROW`), a failure inside deltalake becomes an EngineError naming ``what``, the
+    failure, this pyarrow and what to do, instead of a bare TypeError or ArrowInvalid from deltalake's internals.
+    What works on the older pyarrow still works.
 
     Example:
-        >>> require_deltalake_arrow("input 'orders' (Delta at data/orders)")  # pyarrow 21 or later here
+        >>> with deltalake_arrow("input 'orders' (Delta at data/orders)"):
+        ...     pass
     """
-    from ubunye.exceptions import EngineError
+    from ubunye.exceptions import EngineError, UbunyeError
 
-    found = tuple(int(p) for p in pa.__version__.split(".")[:2] if p.isdigit())
-    if found < DELTALAKE_PYARROW:
+    try:
+        yield
+    except Exception as exc:
+        if not _old_pyarrow() or isinstance(exc, UbunyeError):
+            raise
         need = ".".join(map(str, DELTALAKE_PYARROW))
-        raise EngineError(
-            f"{what}: Delta tables are read and written as Arrow through deltalake, which needs pyarrow >= {need} "
-            f"(its own requirement); this Python has pyarrow {pa.__version__}: pip install 'pyarrow>={need}', or "
-            "use the Spark engine (it reads Delta with delta-spark)"
+        first = (str(exc).strip().splitlines() or [""])[0]
+        msg = (
+            f"{what}: deltalake failed ({type(exc).__name__}: {first}); deltalake's Arrow side needs pyarrow >= "
+            f"{need} (its own requirement) and this Python has pyarrow {pa.__version__}: pip install "
+            f"'pyarrow>={need}', or use the Spark engine (it reads Delta with delta-spark)"
         )
+        raise EngineError(msg) from exc
 
 
 def arrow_dataset(table: DeltaTable) -> ds.Dataset:
     """The pyarrow dataset ``to_pyarrow_table()`` reads (one fragment per add action, the table's schema).
 
     Raises:
-        EngineError: this pyarrow is older than deltalake's Arrow side takes (:func:`require_deltalake_arrow`).
+        EngineError: deltalake failed on a pyarrow older than it declares (:func:`deltalake_arrow`).
         deltalake.exceptions.DeltaProtocolError: deltalake's Arrow reader cannot read the table (deletion vectors,
             column mapping): neither can ``to_pyarrow_table()``.
     """
-    require_deltalake_arrow(f"Delta table at {table.table_uri}")
-    return table.to_pyarrow_dataset()
+    with deltalake_arrow(f"Delta table at {table.table_uri}"):
+        return table.to_pyarrow_dataset()
 
 
 def arrow_file_sums(dataset: ds.Dataset, wanted: Collection[str]) -> tuple[dict[str, Sums], list[str]]:

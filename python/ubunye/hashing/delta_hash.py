@@ -227,7 +227,10 @@ def _run(
         per_file, total, reused, read, why = _on_spark(numbers, files, snap, reused, why)
     else:
         assert dataset is not None
-        per_file, total, reused, read, why = _on_arrow(numbers, dataset, snap, reused, why)
+        from ubunye.hashing.delta_files import deltalake_arrow
+
+        with deltalake_arrow(f"Delta table at {location}"):  # deltalake's dataset, read on this pyarrow
+            per_file, total, reused, read, why = _on_arrow(numbers, dataset, snap, reused, why)
     result, profiled = numbers.finish(total, chosen)
     # Only files whose numbers are known are kept (on Spark a row of an unrecognised file counts in the total only).
     _save(
@@ -271,7 +274,7 @@ def hash_delta(
         ProfileOptionError: with ``profile``, a key or bucket count profile-v1 cannot use (naming it), before any
             file is read.
         ValueError: ``engine`` is not one of ``"arrow"``, ``"jvm"``, None, or ``"jvm"`` without Spark.
-        EngineError: without Spark, this pyarrow is older than deltalake's Arrow side takes (pyarrow >= 21).
+        EngineError: without Spark, deltalake failed on a pyarrow older than it declares (pyarrow >= 21).
         deltalake's errors: the table cannot be opened at that version, or (without Spark) deltalake's Arrow
             reader cannot read it, exactly as ``to_pyarrow_table()`` would fail.
     """
