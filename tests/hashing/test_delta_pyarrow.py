@@ -12,15 +12,17 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ubunye.config import IOConfig
-from ubunye.engines.delta import read_table, write_delta
 from ubunye.exceptions import EngineError
 from ubunye.hashing import hash_frame
 from ubunye.hashing.delta_files import DELTALAKE_PYARROW
-from ubunye.hashing.delta_hash import hash_delta
 
-deltalake = pytest.importorskip("deltalake", reason="deltalake is not installed in this venv")
+# Before anything importing deltalake or the config (pyyaml, jinja2): `make pandas2`'s venv has neither.
+deltalake = pytest.importorskip("deltalake", reason="deltalake is not installed in this venv (make pandas2)")
 arro3 = pytest.importorskip("arro3.core", reason="arro3 (deltalake's Arrow library) is not installed")
+
+from ubunye.config import IOConfig  # noqa: E402
+from ubunye.engines.delta import read_table, write_delta  # noqa: E402
+from ubunye.hashing.delta_hash import hash_delta  # noqa: E402
 
 OLD = tuple(int(p) for p in pa.__version__.split(".")[:2]) < DELTALAKE_PYARROW
 ROWS = {"id": [1, 2, 3], "day": ["a", None, "b"]}
