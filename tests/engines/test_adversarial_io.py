@@ -436,3 +436,44 @@ def test_a_literal_fragment_in_an_output_url_writes_nothing(tmp_path: Path) -> N
     with pytest.raises(EngineError, match=r"query or fragment"):
         engine.write(pd.DataFrame({"a": [1]}), io, tmp_path)
     assert (victim / "keep.txt").read_text() == "kept"
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "delta"])
+@pytest.mark.parametrize("name", ENGINES)
+def test_a_parquet_or_delta_option_the_engine_ignores_is_refused(tmp_path: Path, name: str, fmt: str) -> None:
+    # mergeSchema and maxRecordsPerFile change what Spark reads or writes; here they would change nothing, silently
+    engine = ENGINES[name]()
+    engine.write(frame(name, {"a": pa.array([1, 2])}), IOConfig("i", format=fmt, path="i"), tmp_path)
+    with pytest.raises(EngineError, match=rf"input 'i': the {name} engine does not apply option mergeSchema='true'"):
+        engine.read(IOConfig("i", format=fmt, path="i", options={"mergeSchema": "true"}), tmp_path)
+    io = IOConfig("o", format=fmt, path="o", options={"maxRecordsPerFile": 1})
+    with pytest.raises(EngineError, match=rf"output 'o': .*does not apply option maxRecordsPerFile=1 to {fmt}"):
+        engine.write(frame(name, {"a": pa.array([1])}), io, tmp_path)
+    assert not (tmp_path / "o").exists()
+    assert len(engine.read(IOConfig("i", format=fmt, path="i"), tmp_path)) == 2
+
+
+@pytest.mark.parametrize("name", ENGINES)
+@pytest.mark.parametrize(("option", "codec"), [("zstd", "ZSTD"), ("GZIP", "GZIP"), ("none", "UNCOMPRESSED")])
+def test_a_parquet_output_is_written_with_the_compression_asked(tmp_path: Path, name: str, option: str, codec: str):
+    import pyarrow.parquet as pq
+
+    io = IOConfig("o", format="parquet", path="o", options={"compression": option})
+    ENGINES[name]().write(frame(name, {"a": pa.array(range(100))}), io, tmp_path)
+    (part,) = (tmp_path / "o").glob("*.parquet")
+    assert pq.ParquetFile(part).metadata.row_group(0).column(0).compression == codec
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_a_parquet_codec_no_engine_here_writes_and_compression_on_an_input_are_refused(tmp_path: Path, name: str):
+    engine = ENGINES[name]()
+    with pytest.raises(EngineError, match=r"output 'o': options.compression='lzo' is not a parquet codec"):
+        engine.write(
+            frame(name, {"a": pa.array([1])}),
+            IOConfig("o", format="parquet", path="o", options={"compression": "lzo"}),
+            tmp_path,
+        )
+    assert not (tmp_path / "o").exists()
+    engine.write(frame(name, {"a": pa.array([1])}), IOConfig("i", format="parquet", path="i"), tmp_path)
+    with pytest.raises(EngineError, match=r"input 'i': options.compression is a writer option"):
+        engine.read(IOConfig("i", format="parquet", path="i", options={"compression": "zstd"}), tmp_path)

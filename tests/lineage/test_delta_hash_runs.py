@@ -145,14 +145,13 @@ def test_a_profiled_delta_input_is_hashed_incrementally_with_the_full_profile(uc
     assert _profile_of(second) == profile_fields(full)
     assert (second.row_count, second.data_hash, second.schema_hash) == (9, full.hash.data_hash, full.hash.schema_hash)
     assert second.buckets is not None and second.buckets.n == 16 and second.key == key
-    # A run that profiles the frame it read whole (reader options turn the per-file path off) records the same.
+    # Reader options the pandas engine would ignore are refused before anything is read or written.
     config = task / "config.yaml"
     config.write_text(config.read_text().replace("path: data/events", "path: data/events\n      options: {a: b}", 1))
-    run_task(task)
-    whole = last(uc, "count").inputs[0]
-    assert (whole.hash_mode, whole.hash_reason) == ("full", "read with options (a): the frame read is hashed whole")
-    assert _profile_of(whole) == _profile_of(second)
-    assert (whole.row_count, whole.data_hash) == (second.row_count, second.data_hash)
+    before = records(uc, "count")
+    with pytest.raises(TaskError, match=r"input 'events': the pandas engine does not apply option a='b' to delta"):
+        run_task(task)
+    assert len(records(uc, "count")) == len(before) + 1 and last(uc, "count").status == "failed"
 
 
 def test_a_profile_key_naming_no_column_of_a_delta_input_fails_the_run_naming_the_key(uc):
@@ -212,16 +211,23 @@ def test_the_cache_of_an_object_store_is_in_that_store(uc):
     assert not (uc / SUMS).exists()
 
 
-def test_a_delta_input_read_with_options_is_hashed_whole(uc):
-    task = _task(uc)
+@pytest.mark.parametrize("profile", [False, True])
+def test_a_delta_input_read_with_options_is_hashed_whole_on_spark(spark, tmp_path, profile):
+    from ubunye.hashing.spark import hash_spark, profile_spark
+
+    uc = tmp_path / "uc"
+    path = str(uc / "data/events")
+    spark.range(0, 6, numPartitions=2).selectExpr("id", "CAST(id AS STRING) AS name").write.format("delta").save(path)
+    task = _task(uc, out_format="delta", profile=profile, key=["id"] if profile else None)
     config = task / "config.yaml"
-    text = config.read_text()
-    assert "path: data/events" in text
-    config.write_text(
-        text.replace("path: data/events", "path: data/events\n      options: {withTimestamps: 'false'}", 1)
-    )
-    for _ in range(2):  # the second run has cached sums, and still reads the table whole
-        run_task(task)
+    option = "path: data/events\n      options: {datetimeRebaseMode: CORRECTED}"
+    config.write_text(config.read_text().replace("path: data/events", option, 1))
+    for _ in range(2):  # the second run has cached sums, and still hashes the frame it read
+        run_task(task, engine="spark", spark=spark)
     got = last(uc, "count").inputs[0]
-    reason = "read with options (withTimestamps): the frame read is hashed whole"
-    assert (got.hash_mode, got.hash_reason, got.data_hash) == ("full", reason, _full(uc).data_hash)
+    reason = "read with options (datetimeRebaseMode): the frame read is hashed whole"
+    full = hash_spark(spark.read.format("delta").load(path))
+    assert (got.hash_mode, got.hash_reason, got.data_hash, got.row_count) == ("full", reason, full.data_hash, 6)
+    if profile:
+        whole = profile_spark(spark.read.format("delta").load(path), key=["id"], buckets=256)
+        assert _profile_of(got) == profile_fields(whole)

@@ -100,6 +100,9 @@ def doc(
 
 
 OUT = ["CONFIG", "outputs", "out"]
+# Secrets in reader or writer options: transform params here, since the in-process engines refuse options they
+# would ignore (every one of a parquet output's); masking goes by key name and shape wherever a value sits.
+PARAMS = ["CONFIG", "transform", "params"]
 # Cases whose output is at a URL say format delta: a plain-file overwrite at a URL is refused before the run
 # (test_an_output_refused_before_the_run_masks_its_url), and these cases need the run to reach the transform.
 
@@ -116,9 +119,9 @@ class Case:
 
 
 CASES = [
-    Case("password-key", doc({"options": {"password": "Pw-key-7781"}}, leak=[*OUT, "options", "password"]),
+    Case("password-key", doc(params={"password": "Pw-key-7781"}, leak=[*PARAMS, "password"]),
          ["Pw-key-7781"]),
-    Case("token-key", doc({"options": {"token": "Tok-key-5512"}}, leak=[*OUT, "options", "token"]), ["Tok-key-5512"]),
+    Case("token-key", doc(params={"token": "Tok-key-5512"}, leak=[*PARAMS, "token"]), ["Tok-key-5512"]),
     Case("creds-subtree",
          doc({"storage_options": {"creds": {"user": "svc-user-4411", "pass": "Creds-pw-4412"}}},
              leak=[*OUT, "storage_options", "creds", "pass"]),
@@ -153,7 +156,7 @@ CASES = [
              leak=[*OUT, "path"], part=r"Signature=([^&]+)"),
          ["AmzSig0553", "AmzTok0554"]),
     Case("url-password-with-at-and-slash",
-         doc({"options": {"url": "postgresql://app:p@ss/w0rd:7731@db.host:5432/x"}}, leak=[*OUT, "options", "url"],
+         doc(params={"url": "postgresql://app:p@ss/w0rd:7731@db.host:5432/x"}, leak=[*PARAMS, "url"],
              part=r"app:(.*)@db"),
          ["p@ss/w0rd:7731"]),
     Case("token-as-url-user",
@@ -161,23 +164,23 @@ CASES = [
              part=r"//([^@]+)@"),
          ["ghp_UrlUser7741abcdefghijkl"]),
     Case("jdbc-postgres",
-         doc({"options": {"url": "jdbc:postgresql://h/db?user=u&password=JdbcPg-2201"}},
-             leak=[*OUT, "options", "url"], part=r"password=([^&]+)"),
+         doc(params={"url": "jdbc:postgresql://h/db?user=u&password=JdbcPg-2201"},
+             leak=[*PARAMS, "url"], part=r"password=([^&]+)"),
          ["JdbcPg-2201"]),
     Case("jdbc-sqlserver",
-         doc({"options": {"url": "jdbc:sqlserver://h:1433;databaseName=d;user=u;password=JdbcMs-2202;"}},
-             leak=[*OUT, "options", "url"], part=r"password=([^;]+)"),
+         doc(params={"url": "jdbc:sqlserver://h:1433;databaseName=d;user=u;password=JdbcMs-2202;"},
+             leak=[*PARAMS, "url"], part=r"password=([^;]+)"),
          ["JdbcMs-2202"]),
     Case("jdbc-oracle",
-         doc({"options": {"url": "jdbc:oracle:thin:scott/JdbcOra-2203@//db.example.com:1521/ORCL"}},
-             leak=[*OUT, "options", "url"], part=r"scott/([^@]+)@"),
+         doc(params={"url": "jdbc:oracle:thin:scott/JdbcOra-2203@//db.example.com:1521/ORCL"},
+             leak=[*PARAMS, "url"], part=r"scott/([^@]+)@"),
          ["JdbcOra-2203"]),
     Case("jdbc-mysql",
-         doc({"options": {"url": "jdbc:mysql://u:JdbcMy-2204@h:3306/db"}}, leak=[*OUT, "options", "url"],
+         doc(params={"url": "jdbc:mysql://u:JdbcMy-2204@h:3306/db"}, leak=[*PARAMS, "url"],
              part=r"u:([^@]+)@"),
          ["JdbcMy-2204"]),
     Case("oracle-user-pass-at-host",
-         doc({"options": {"dsn": "app_user/OraPw-2205@db.example.com:1521/ORCL"}}, leak=[*OUT, "options", "dsn"],
+         doc(params={"dsn": "app_user/OraPw-2205@db.example.com:1521/ORCL"}, leak=[*PARAMS, "dsn"],
              part=r"user/([^@]+)@"),
          ["OraPw-2205"]),
     Case("account-key-inline",
@@ -198,7 +201,7 @@ CASES = [
                                                                                         "params", "client_secret"]),
          ["ClientSec-5502"]),
     Case("env-var-in-option",
-         doc({"options": {"connect_args": "{{ env.DB_PASSWORD }}"}}, leak=[*OUT, "options", "connect_args"]),
+         doc(params={"connect_args": "{{ env.DB_PASSWORD }}"}, leak=[*PARAMS, "connect_args"]),
          ["EnvOpt-6601"], env={"DB_PASSWORD": "EnvOpt-6601"}),
     Case("env-var-in-path",  # a real read failure: the engine's message quotes the path
          doc(inputs={"src": {"format": "parquet", "path": "data/{{ env.DB_PASSWORD }}/orders"}}),
@@ -271,15 +274,15 @@ def test_a_secret_appears_nowhere(uc, case, monkeypatch):
 
 def test_a_successful_run_records_the_config_masked_and_compare_shows_no_secret(uc, monkeypatch):
     monkeypatch.setenv("API_TOKEN", "OkTok-8801")
-    config = doc({"options": {"password": "OkPw-8802", "note": "{{ env.API_TOKEN }}"},
-                  "storage_options": {"creds": {"user": "okuser-8803"}}})  # fmt: skip
+    config = doc({"storage_options": {"creds": {"user": "okuser-8803"}}},
+                 params={"password": "OkPw-8802", "note": "{{ env.API_TOKEN }}"})  # fmt: skip
     task = write(uc, Case("ok", config, []))
     for _ in range(2):
         assert invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", task, "--engine", "pandas").exit_code == 0
     records = RecordStore(uc).records("shop", "daily", task)
     assert [r.status for r in records] == ["success", "success"]
-    options = records[-1].config["CONFIG"]["outputs"]["out"]
-    assert options["options"]["password"] == MASK and options["storage_options"] == {"creds": MASK}
+    out, params = records[-1].config["CONFIG"]["outputs"]["out"], records[-1].config["CONFIG"]["transform"]["params"]
+    assert params["password"] == MASK and out["storage_options"] == {"creds": MASK}
     assert records[0].config_hash == records[1].config_hash == canonical_hash(records[1].config)  # of what is shown
     forget_secrets()
     secrets = ["OkTok-8801", "OkPw-8802", "okuser-8803"]

@@ -24,6 +24,7 @@ from ubunye.engines.transaction import CommitHook, refuse_columns, refuse_unwrit
 from ubunye.exceptions import EngineError, HashError
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
 from ubunye.hashing.frame import to_arrow
+from ubunye.lineage.secrets import is_secret_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,6 +79,37 @@ TEXT_FORMATS = ("csv", "json")
 READER_OPTIONS = {"csv": ("sep", "delimiter"), "json": (), "parquet": (), "delta": ()}
 
 
+#: Parquet's compression codecs by Spark's names (the ``compression`` writer option), as pyarrow names them; the
+#: in-process engines write parquet with the codec asked (Spark's ``lzo`` has no pyarrow writer: refused).
+PARQUET_CODECS = {
+    "none": "none", "uncompressed": "none", "snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "lz4": "lz4",
+    "lz4_raw": "lz4", "brotli": "brotli",
+}  # fmt: skip
+
+
+def parquet_codec(io: IOConfig) -> str:
+    """The codec a parquet output is written with: its ``compression`` option (Spark's names), else snappy.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> parquet_codec(IOConfig("o", format="parquet", options={"compression": "ZSTD"}))
+        'zstd'
+    """
+    return PARQUET_CODECS[str(io.options.get("compression", "snappy")).strip().lower()]
+
+
+def _refuse_codec(io: IOConfig, side: str) -> None:
+    value = str(io.options["compression"]).strip().lower()
+    if side == "output" and value in PARQUET_CODECS:
+        return
+    if side == "output":
+        msg = f"output {io.name!r}: options.compression={io.options['compression']!r} is not a parquet codec this "
+        msg += f"engine writes; it writes {', '.join(PARQUET_CODECS)}"
+    else:  # Spark ignores it on a read too (a parquet file names its codec), but it is not ours to pass silently
+        msg = f"input {io.name!r}: options.compression is a writer option; a parquet file names its own codec"
+    raise EngineError(msg)
+
+
 #: Options the in-process engines accept only with the value they follow anyway (Spark's names: a config written
 #: for Spark often says ``header: true``); any other value would be ignored, so it is refused.
 FIXED_OPTIONS = {"csv": {"header": "true", "inferSchema": "true", "encoding": "utf-8"}}
@@ -85,8 +117,9 @@ FIXED_OPTIONS = {"csv": {"header": "true", "inferSchema": "true", "encoding": "u
 
 def refuse_options(io: IOConfig, side: str, engine: str) -> None:
     """Raise EngineError naming the option and the input or output (``side``) unless ``engine`` applies every
-    one of a csv or json ``io.options``: an option it would ignore (``header: false``, ``compression: zstd``)
-    changes nothing and would pass silently, so the rows read or written are not the ones the config asks for.
+    one of ``io.options`` (csv, json, parquet or Delta): an option it would ignore (``header: false``,
+    ``mergeSchema: true``) changes nothing and would pass silently, so the rows read or written are not the ones
+    the config asks for. A parquet output's ``compression`` (:func:`parquet_codec`) is applied.
 
     Example:
         >>> from ubunye.config import IOConfig
@@ -96,20 +129,21 @@ def refuse_options(io: IOConfig, side: str, engine: str) -> None:
         ubunye.exceptions.EngineError: input 'i': the pandas engine does not apply option header=False to csv, ...
     """
     fmt = io.format or ""
-    if fmt not in TEXT_FORMATS:
-        # Only the text formats, where an option changes the rows themselves (header, quote, nullValue...).
-        # parquet and Delta options still pass untouched: configs shared with Spark carry them, and the runner
-        # records that a Delta input read with options is hashed whole.
-        return
+    # Every format: an option ignored on parquet or Delta (mergeSchema, versionAsOf, compression) changes what is
+    # read or written on Spark and nothing here, so a config shared with Spark would pass it silently.
     applied = READER_OPTIONS.get(fmt, ())
     fixed = FIXED_OPTIONS.get(fmt, {})
     for key, value in io.options.items():
         if key in applied:
             continue
+        if fmt == "parquet" and key == "compression":
+            _refuse_codec(io, side)
+            continue
         if key in fixed and str(value).strip().lower() == fixed[key]:
             continue
         takes = [*applied, *(f"{k}: {v}" for k, v in fixed.items())]
-        msg = f"{side} {io.name!r}: the {engine} engine does not apply option {key}={value!r} to {fmt}, so it would "
+        shown = "'***'" if is_secret_name(str(key)) else repr(value)  # the message reaches terminals and logs
+        msg = f"{side} {io.name!r}: the {engine} engine does not apply option {key}={shown} to {fmt}, so it would "
         msg += "be ignored; "
         msg += f"it takes {', '.join(takes)}" if takes else f"it takes no options for {fmt}"
         msg += " (other options need the spark engine)"
@@ -313,6 +347,7 @@ __all__ = [
     "LocalEngine",
     "first_difference",
     "pandas_table",
+    "parquet_codec",
     "reader_options",
     "refuse_options",
     "separator",

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines._io import LocalEngine, pandas_table, separator, unwrap
+from ubunye.engines._io import LocalEngine, pandas_table, parquet_codec, separator, unwrap
 from ubunye.engines.delta import read_table
 from ubunye.engines.inputs import check_alike, data_files, has_partitions
 from ubunye.engines.paths import local_path
@@ -159,7 +159,7 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         if io.format == "parquet":
             import pyarrow.parquet as pq
 
-            pq.write_table(table, part)
+            pq.write_table(table, part, compression=parquet_codec(io))
         elif io.format == "csv":
             import pyarrow.csv as pcsv
 

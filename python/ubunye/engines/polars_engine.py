@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines._io import LocalEngine, pandas_table, separator, unwrap
+from ubunye.engines._io import LocalEngine, pandas_table, parquet_codec, separator, unwrap
 from ubunye.engines.delta import timestamp_of
 from ubunye.engines.inputs import check_alike, data_files, has_partitions
 from ubunye.engines.paths import local_path
@@ -64,6 +64,10 @@ def refuse_file_functions(query: str) -> None:
         "declare the data as an input and query it by its name"
     )
     raise EngineError(msg)
+
+
+# polars names parquet's "none" codec "uncompressed"
+_POLARS_CODECS = {"none": "uncompressed"}
 
 
 class PolarsEngine(LocalEngine[pl.DataFrame]):
@@ -144,7 +148,8 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
     def _write_part(self, frame: pl.DataFrame, table: pa.Table, io: IOConfig, part: Path) -> None:
         """One part file, as Spark and the pandas engine write them."""
         if io.format == "parquet":
-            frame.write_parquet(part)
+            codec = _POLARS_CODECS.get(parquet_codec(io), parquet_codec(io))
+            frame.write_parquet(part, compression=codec)  # type: ignore[arg-type]  # a name of PARQUET_CODECS
         elif io.format == "csv":
             frame.write_csv(part, separator=separator(io))
         else:
