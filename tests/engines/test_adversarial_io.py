@@ -477,3 +477,15 @@ def test_a_parquet_codec_no_engine_here_writes_and_compression_on_an_input_are_r
     engine.write(frame(name, {"a": pa.array([1])}), IOConfig("i", format="parquet", path="i"), tmp_path)
     with pytest.raises(EngineError, match=r"input 'i': options.compression is a writer option"):
         engine.read(IOConfig("i", format="parquet", path="i", options={"compression": "zstd"}), tmp_path)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json", "delta"])
+@pytest.mark.parametrize("name", ENGINES)
+def test_rows_without_columns_are_refused_not_written_as_none(tmp_path: Path, name: str, fmt: str) -> None:
+    # rows-v1 counts them (the record would say 4 rows), every format reads them back as no rows
+    rows = pd.DataFrame(index=range(4)) if name == "pandas" else pl.DataFrame({"a": [1, 2, 3, 4]}).drop("a")
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "keep.txt").write_text("previous data")
+    with pytest.raises(EngineError, match=rf"output 'o': the frame has 4 rows and no columns; {fmt} cannot hold"):
+        ENGINES[name]().write(rows, IOConfig("o", format=fmt, path="o"), tmp_path)
+    assert (tmp_path / "o" / "keep.txt").read_text() == "previous data"

@@ -82,3 +82,35 @@ def test_sql_and_scalar_quote_identifiers():
     col = engine.quote("odd name")
     assert engine.scalar(f"SELECT SUM({col}) FROM t", {"t": frame}) == 6
     assert engine.sql(f"SELECT {col} FROM t WHERE {col} > 1", {"t": frame}).height == 2
+
+
+def _duplicate_key_map():
+    import pyarrow as pa
+
+    entries = pa.array([[("a", 1), ("a", 2)], [("b", 3)]], pa.map_(pa.string(), pa.int64()))
+    deep = pa.struct([("x", pa.list_(pa.map_(pa.string(), pa.int64())))])
+    return pa.table({"id": [1, 2], "m": entries, "deep": pa.array([{"x": [[("k", 1), ("k", 1)]]}, None], deep)})
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "delta"])
+def test_maps_read_with_every_entry_a_duplicate_key_included(tmp_path: Path, fmt: str):
+    # rows-v1 counts a duplicate key's entries (section 6); polars' own readers kept one per key
+    import pandas as pd
+
+    from ubunye.engines.pandas_engine import PandasEngine
+    from ubunye.hashing import canonical_lines, hash_frame
+
+    table = _duplicate_key_map()
+    PandasEngine().write(table.to_pandas(types_mapper=pd.ArrowDtype), IOConfig("t", format=fmt, path="t"), tmp_path)
+    back = PolarsEngine().read(IOConfig("t", format=fmt, path="t"), tmp_path)
+    assert sorted(canonical_lines(back)) == sorted(canonical_lines(table))
+    assert hash_frame(back).data_hash == hash_frame(table).data_hash
+
+
+def test_maps_in_partition_folders_are_refused_naming_the_column(tmp_path: Path):
+    import pyarrow.parquet as pq
+
+    (tmp_path / "t" / "day=1").mkdir(parents=True)
+    pq.write_table(_duplicate_key_map(), tmp_path / "t" / "day=1" / "part-0.parquet")
+    with pytest.raises(EngineError, match=r"input 't': column 'm' is a map, and polars' parquet reader keeps one"):
+        PolarsEngine().read(IOConfig("t", format="parquet", path="t"), tmp_path)

@@ -176,3 +176,25 @@ def test_a_session_without_delta_jars_says_how_to_add_them(tmp_path, spark_child
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=spark_child_env)
     assert "Delta Lake is not available in this SparkSession" in done.stdout, done.stderr[-2000:]
     assert "spark.jars.packages=io.delta:delta-spark_" in done.stdout
+
+
+@pytest.mark.parametrize("setting", [None, "INT96", "TIMESTAMP_MILLIS"])
+def test_spark_parquet_timestamps_read_back_on_every_engine_whatever_the_session_says(spark, tmp_path, setting):
+    # INT96 (Spark's default) reads back as timestamp_ntz elsewhere; TIMESTAMP_MILLIS drops the microseconds
+    key = "spark.sql.parquet.outputTimestampType"
+    before = spark.conf.get(key, None)
+    if setting is not None:
+        spark.conf.set(key, setting)
+    try:
+        frame = spark.sql(
+            "SELECT 1L AS id, TIMESTAMP'2024-01-01 12:00:00.123456Z' AS t, array(TIMESTAMP'1900-01-01 00:00:00Z') AS ts"
+        )
+        engine = SparkEngine(spark=spark)
+        engine.write(frame, IOConfig("o", format="parquet", path="o"), tmp_path)
+        assert spark.conf.get(key, None) == setting if setting is not None else spark.conf.get(key, None) == before
+    finally:
+        spark.conf.set(key, before) if before is not None else spark.conf.unset(key)
+    written = engine.hash(frame)
+    for reader in (engine, get_engine("pandas"), get_engine("polars")):
+        back = reader.hash(reader.read(IOConfig("o", format="parquet", path="o"), tmp_path))
+        assert (back.schema, back.data_hash) == (written.schema, written.data_hash), reader.name

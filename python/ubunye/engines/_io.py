@@ -247,6 +247,8 @@ class LocalEngine(ABC, Generic[FrameT]):
         try:
             table = self._arrow(frame, rows=io.format == "delta")
             refuse_columns(io, table.schema)  # before anything is written
+            if not table.schema.names:
+                self._refuse_rows_without_columns(frame, io)
             if io.format == "delta":
                 with output_lock(path):  # a no-op for URLs; serialises local runs
                     write_delta(table, io, path, hook)
@@ -268,6 +270,15 @@ class LocalEngine(ABC, Generic[FrameT]):
             if error is exc:
                 raise
             raise error from exc
+
+    def _refuse_rows_without_columns(self, frame: FrameT, io: IOConfig) -> None:
+        """rows-v1 counts rows that have no columns (section 11), but no file format keeps them: parquet, csv,
+        json and Delta all read back as no rows, so the record would claim rows the data lacks."""
+        rows = self._arrow(frame, rows=True).num_rows
+        if rows:
+            msg = f"output {io.name!r}: the frame has {rows} rows and no columns; {io.format} cannot hold rows "
+            msg += "without columns (they read back as none), so nothing was written"
+            raise EngineError(msg)
 
     @abstractmethod
     def read(self, io: IOConfig, base_dir: Path) -> FrameT:

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from ubunye.config import IOConfig
 from ubunye.engines._io import LocalEngine, pandas_table, parquet_codec, separator, unwrap
-from ubunye.engines.delta import timestamp_of
+from ubunye.engines.delta import read_table, timestamp_of
 from ubunye.engines.inputs import check_alike, data_files, has_partitions
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError
@@ -34,6 +34,28 @@ if TYPE_CHECKING:
 
     from ubunye.hashing.delta_files import SumsCache
     from ubunye.hashing.delta_hash import DeltaHash
+
+
+def _map_column(schema: pl.Schema) -> str | None:
+    """The first column of ``schema`` holding a map at any depth, else None."""
+
+    def holds(dtype: object) -> bool:  # a polars dtype, an instance or (bare List, Struct) a class
+        if isinstance(dtype, pl.Map):
+            return True
+        if isinstance(dtype, (pl.List, pl.Array)):
+            return holds(dtype.inner)
+        if isinstance(dtype, pl.Struct):
+            return any(holds(f.dtype) for f in dtype.fields)
+        return False
+
+    return next((name for name, dtype in schema.items() if holds(dtype)), None)
+
+
+def _from_arrow(table: pa.Table) -> pl.DataFrame:
+    # polars' own parquet and Delta readers keep one entry per map key; pl.from_arrow keeps them all
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
 
 
 # polars SQL's table functions that open a file or URL (read_csv('/etc/passwd')): polars has no switch to turn
@@ -96,7 +118,10 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                     raise EngineError(msg)
                 stamp = timestamp_of(io)
                 version: int | dt.datetime | None = stamp if stamp is not None else io.version
-                return pl.read_delta(path, version=version, storage_options=io.storage_options or None)
+                scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)
+                if _map_column(scan.collect_schema()) is not None:
+                    return _from_arrow(read_table(io, path))  # deltalake's Arrow keeps every map entry
+                return scan.collect()
             return self._read_files(io, path)
         except EngineError:
             raise
@@ -121,7 +146,20 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             hive = has_partitions(files, local) or None  # name=value folders become columns, as Spark reads them
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
         if io.format == "parquet":
-            return pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob).collect()
+            scan = pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob)
+            schema = scan.collect_schema()
+            column = _map_column(schema)
+            if column is None:
+                return scan.collect()
+            if files is None or hive:
+                msg = f"input {io.name!r}: column {column!r} is a map, and polars' parquet reader keeps one entry "
+                msg += "per key (a duplicate key's entries, which rows-v1 counts, would be dropped silently); the "
+                msg += "polars engine reads maps through pyarrow, for listed files without partition folders only: "
+                msg += "use the pandas engine for this input"
+                raise EngineError(msg)
+            import pyarrow.dataset as pds
+
+            return _from_arrow(pds.dataset([str(f) for f in files], format="parquet").to_table())
         if io.format == "csv":
             return pl.scan_csv(source, separator=separator(io), storage_options=storage, glob=glob).collect()
         return pl.scan_ndjson(source, storage_options=storage).collect()

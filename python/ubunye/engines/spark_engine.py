@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -161,6 +161,7 @@ def new_session(spark_conf: dict[str, str] | None = None) -> SparkSession:
         conf.setdefault("spark.databricks.delta.snapshotPartitions", "2")
         conf.setdefault("spark.ui.enabled", "false")
         conf.setdefault("spark.ui.showConsoleProgress", "false")
+    conf.setdefault(_TIMESTAMP_TYPE, "TIMESTAMP_MICROS")  # see _micros_timestamps
     builder = SparkSession.builder.master(master).appName("ubunye")
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -172,6 +173,34 @@ def new_session(spark_conf: dict[str, str] | None = None) -> SparkSession:
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("UBUNYE_SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+_TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
+
+
+@contextmanager
+def _micros_timestamps(spark: SparkSession, io: IOConfig) -> Iterator[None]:
+    """Parquet timestamps written as TIMESTAMP_MICROS for the length of one write, the session's setting put back
+    after: Spark's default, INT96, carries no time zone (pyarrow, polars and DuckDB read it as timestamp_ntz,
+    another type than the one the record holds), and TIMESTAMP_MILLIS drops the microseconds."""
+    if io.format != "parquet":
+        yield
+        return
+    try:
+        before = spark.conf.get(_TIMESTAMP_TYPE, None)
+    except Exception:  # a session that keeps its settings to itself: Spark's own default then
+        before = None
+    if str(before).upper() == "TIMESTAMP_MICROS":
+        yield
+        return
+    spark.conf.set(_TIMESTAMP_TYPE, "TIMESTAMP_MICROS")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(_TIMESTAMP_TYPE)
+        else:
+            spark.conf.set(_TIMESTAMP_TYPE, before)
 
 
 def _is_delta_missing(exc: BaseException) -> bool:
@@ -290,7 +319,8 @@ class SparkEngine:
             elif io.format == "delta" or local is None:
                 with output_lock(str(local)) if local is not None else nullcontext():
                     hook()
-                    writer.mode(io.mode).save(where)
+                    with _micros_timestamps(self.spark, io):
+                        writer.mode(io.mode).save(where)
             else:
                 if io.mode == "append":
                     stage = merge(io, local, hook)
@@ -298,7 +328,7 @@ class SparkEngine:
                     stage = merge(io, local, hook, partitions_only=True)
                 else:
                     stage = overwrite(io, local, hook)
-                with stage as staging:
+                with stage as staging, _micros_timestamps(self.spark, io):
                     # Spark's overwrite deletes before it writes: here it deletes only our empty staging folder.
                     writer.mode("overwrite").save(f"file://{staging}" if is_url(where) else str(staging))
         except Exception as exc:
