@@ -86,8 +86,10 @@ def test_catalog_table_and_formats_on_spark(spark, tmp_path):
     assert engine.read(IOConfig("t", table="default.ubunye_t", version=0), tmp_path).count() == 3
     for fmt in ("parquet", "csv", "json"):
         io = IOConfig("t", format=fmt, path=f"files/{fmt}")
-        engine.write(frame, io, tmp_path)
-        engine.write(frame, IOConfig("t", format=fmt, path=f"files/{fmt}", mode="append"), tmp_path)
+        # csv infers int32 for small whole numbers: a bigint column would not read back as written (refused)
+        written = frame.selectExpr("CAST(id AS INT) AS id", "name", "score") if fmt == "csv" else frame
+        engine.write(written, io, tmp_path)
+        engine.write(written, IOConfig("t", format=fmt, path=f"files/{fmt}", mode="append"), tmp_path)
         assert engine.read(io, tmp_path).count() == 6
         assert len(pandas.read(io, tmp_path)) == 6  # what Spark wrote, pandas reads
     parquet = IOConfig("t", format="parquet", path="files/parquet")
@@ -198,3 +200,25 @@ def test_spark_parquet_timestamps_read_back_on_every_engine_whatever_the_session
     for reader in (engine, get_engine("pandas"), get_engine("polars")):
         back = reader.hash(reader.read(IOConfig("o", format="parquet", path="o"), tmp_path))
         assert (back.schema, back.data_hash) == (written.schema, written.data_hash), reader.name
+
+
+def test_spark_csv_and_json_outputs_are_read_back_before_the_commit(spark, tmp_path):
+    # what text cannot hold is refused, naming the column, and the previous data stays; what it can is committed
+    engine, pandas = SparkEngine(spark=spark), get_engine("pandas")
+    for fmt, n in (("csv", "7"), ("json", "7L")):  # Spark infers int32 from csv, int64 from json
+        io = IOConfig("o", format=fmt, path=f"o-{fmt}")
+        engine.write(spark.sql(f"SELECT {n} AS n"), io, tmp_path)
+        micros = spark.sql(f"SELECT {n} AS n, TIMESTAMP'2024-01-01 12:00:00.123456Z' AS t")
+        with pytest.raises(EngineError, match=rf"output 'o': {fmt} does not read back as the frame written: "):
+            engine.write(micros, io, tmp_path)
+        assert [r.n for r in engine.read(io, tmp_path).collect()] == [7]
+    with pytest.raises(EngineError, match=r"column 'n' is int64 in the frame but reads back as int32"):
+        engine.write(spark.sql("SELECT 7L AS n"), IOConfig("o", format="csv", path="o-csv"), tmp_path)
+    with pytest.raises(EngineError, match=r"column 'n' is int32 in the frame but reads back as int64"):
+        engine.write(spark.sql("SELECT 7 AS n"), IOConfig("o", format="json", path="o-json"), tmp_path)
+    # a line break inside a value: quoted by Spark's writer, read back whole (multiLine), on Spark and pandas
+    broken = spark.sql("SELECT 1 AS n, 'a\\nb' AS s UNION ALL SELECT 2, 'x'")
+    io = IOConfig("o", format="csv", path="o-csv")
+    engine.write(broken, io, tmp_path)
+    assert same(engine.hash(engine.read(io, tmp_path)), engine.hash(broken))
+    assert sorted(pandas.read(io, tmp_path)["s"].tolist()) == ["a\nb", "x"]

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ubunye.config import IOConfig
-from ubunye.engines._io import pandas_table, unwrap
+from ubunye.engines._io import TEXT_FORMATS, pandas_table, unwrap
 from ubunye.engines.inputs import data_files
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
+from ubunye.engines.spark_read_back import check_read_back
 from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
-from ubunye.exceptions import EngineError, JarNotFoundError
+from ubunye.exceptions import EngineError, HashError, JarNotFoundError
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
 from ubunye.hashing.types import spark_identifier
 
@@ -175,6 +176,16 @@ def new_session(spark_conf: dict[str, str] | None = None) -> SparkSession:
     return session
 
 
+def _reader_options(io: IOConfig) -> dict[str, str]:
+    """The options Spark reads ``io`` with: its own, over the defaults for csv (a header, inferred types, and
+    records spanning lines: every writer quotes a value holding a line break, and Spark's line-by-line default
+    would split it into rows of garbage)."""
+    options = {str(k): str(v) for k, v in io.options.items()}
+    if io.format == "csv":
+        options = {"header": "true", "inferSchema": "true", "multiLine": "true", **options}
+    return options
+
+
 _TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
 
 
@@ -260,9 +271,7 @@ class SparkEngine:
 
     def read(self, io: IOConfig, base_dir: Path) -> DataFrame:
         where = location(io, base_dir)
-        options = {str(k): str(v) for k, v in io.options.items()}
-        if io.format == "csv":
-            options = {"header": "true", "inferSchema": "true", **options}
+        options = _reader_options(io)
         if io.version is not None:
             options["versionAsOf"] = str(io.version)
         if io.timestamp is not None:
@@ -328,9 +337,13 @@ class SparkEngine:
                     stage = merge(io, local, hook, partitions_only=True)
                 else:
                     stage = overwrite(io, local, hook)
+                expected = self._text_hash(frame, io)
                 with stage as staging, _micros_timestamps(self.spark, io):
                     # Spark's overwrite deletes before it writes: here it deletes only our empty staging folder.
-                    writer.mode("overwrite").save(f"file://{staging}" if is_url(where) else str(staging))
+                    target = f"file://{staging}" if is_url(where) else str(staging)
+                    writer.mode("overwrite").save(target)
+                    if expected is not None:  # the staging folder holds the new files alone until the commit
+                        check_read_back(self.spark, frame, expected, io, target, _reader_options(io))
         except Exception as exc:
             if hook.raised is not None:
                 if hook.raised is exc:
@@ -339,6 +352,16 @@ class SparkEngine:
             if isinstance(exc, EngineError):
                 raise
             raise self._fail(io, "output", where, exc) from exc
+
+    def _text_hash(self, frame: DataFrame, io: IOConfig) -> FrameHash | None:
+        """The hash a csv or json output must read back with (None for other formats, or a frame rows-v1
+        refuses: the record then holds no hash either)."""
+        if io.format not in TEXT_FORMATS:
+            return None
+        try:
+            return self.hash(frame)
+        except HashError:
+            return None
 
     def check_output(self, io: IOConfig, base_dir: Path) -> None:
         """Raise EngineError if this output cannot be written, judged from its config and location alone, so the
