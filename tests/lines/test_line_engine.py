@@ -84,3 +84,27 @@ def test_diff_of_a_spark_written_delta_table_against_a_pandas_parquet_file(spark
     assert not d.only_b.rows
     cells = {(c.key["order_id"], c.column, c.a, c.b) for c in d.changed.cells}
     assert cells == {(c.key["order_id"], c.column, c.a, c.b) for c in full.changed.cells} == {("5", "cents", "28", "5")}
+
+
+def test_the_spark_engine_writes_what_every_engine_reads_back(spark: Any, tmp_path: Path) -> None:
+    # parquet timestamps as TIMESTAMP_MICROS for the write (the session's setting put back), csv read back before
+    # the commit with multiLine: the calls this line's SparkConf and readers must take
+    from ubunye.config import IOConfig
+    from ubunye.exceptions import EngineError
+
+    engine, key = get_engine("spark", spark=spark), "spark.sql.parquet.outputTimestampType"
+    before = spark.conf.get(key, None)
+    frame = spark.sql("SELECT 1 AS n, TIMESTAMP'2024-01-01 12:00:00.123456Z' AS t, 'a\\nb' AS s")
+    engine.write(frame, IOConfig("o", format="parquet", path="p"), tmp_path)
+    assert spark.conf.get(key, None) == before
+    for reader in (engine, get_engine("pandas")):
+        back = reader.hash(reader.read(IOConfig("o", format="parquet", path="p"), tmp_path))
+        assert (back.schema, back.data_hash) == (engine.hash(frame).schema, engine.hash(frame).data_hash)
+    text = frame.selectExpr("n", "s")
+    engine.write(text, IOConfig("o", format="csv", path="c"), tmp_path)
+    assert (
+        engine.hash(engine.read(IOConfig("o", format="csv", path="c"), tmp_path)).data_hash
+        == engine.hash(text).data_hash
+    )
+    with pytest.raises(EngineError, match=r"output 'o': csv does not read back as the frame written: the values"):
+        engine.write(frame, IOConfig("o", format="csv", path="c"), tmp_path)
