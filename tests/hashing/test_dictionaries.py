@@ -91,3 +91,65 @@ def test_dictionary_of_a_non_rows_v1_type_names_the_column():
     d = pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()), pa.array([1], pa.uint16()))
     with pytest.raises(HashError, match=r"column 'u' of type uint16"):
         hash_frame(pa.table({"u": d}))
+
+
+# ---- dictionary map keys (sections 6 and 7) --------------------------------------------------------------------
+# Keys JSON escapes (a quote, a backslash): a member name escapes them once, so a dictionary key must reach the
+# member name as its string, not as the string's JSON text. The line is built by hand from sections 4 and 6.
+KEYS = ['a"b', "c\\d"]
+KEYED_LINE = '{"m":{"a\\"b":1,"c\\\\d":2}}'  # {"m":{"a\"b":1,"c\\d":2}}
+
+
+def _keyed(keys: pa.Array) -> pa.Table:
+    """One row: a map from ``keys`` (two of them) to 1 and 2."""
+    return pa.table({"m": pa.MapArray.from_arrays(pa.array([0, 2], pa.int32()), keys, pa.array([1, 2]))})
+
+
+def _dictionary_keys(keys: list[str | None], value_type: pa.DataType) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(range(len(keys)), pa.int32()), pa.array(keys, value_type))
+
+
+@pytest.mark.parametrize("value_type", [pa.string(), pa.large_string(), view_type("string_view")])
+def test_dictionary_map_keys_are_escaped_once(value_type):
+    plain = _keyed(pa.array(KEYS))
+    assert canonical_lines(plain) == [KEYED_LINE]
+    table = _keyed(_dictionary_keys(KEYS, value_type))
+    assert canonical_lines(table) == [KEYED_LINE]
+    assert hash_frame(table) == hash_frame(plain)
+
+
+def test_dictionary_map_keys_at_any_depth():
+    """A dictionary of dictionaries as keys, and a dictionary-keyed map inside a list and a struct."""
+    inner = _dictionary_keys(KEYS, pa.string())
+    twice = pa.DictionaryArray.from_arrays(pa.array([1, 0], pa.int32()), inner.take(pa.array([1, 0])))
+    assert canonical_lines(_keyed(twice)) == [KEYED_LINE]
+    maps = _keyed(inner).column("m").chunk(0)
+    nested = pa.table({"l": pa.ListArray.from_arrays(pa.array([0, 1], pa.int32()), maps)})
+    assert canonical_lines(nested) == ['{"l":[' + KEYED_LINE[len('{"m":') : -1] + "]}"]
+    st = pa.table({"s": pa.StructArray.from_arrays([maps], names=["m"])})
+    assert canonical_lines(st) == ['{"s":' + KEYED_LINE + "}"]
+
+
+@pytest.mark.parametrize("engine", ["pandas", "polars"])
+def test_pandas_and_polars_maps_with_dictionary_keys_hash_as_plain_string_keys(engine):
+    table = _keyed(_dictionary_keys(KEYS, pa.string()))
+    if engine == "pandas":  # a column of pd.ArrowDtype(map<dictionary<int32,string>,int64>)
+        frame = table.to_pandas(types_mapper=import_or_skip("pandas").ArrowDtype)
+    else:  # a polars Map(Categorical, Int64) column: dictionary<uint32, string_view> keys
+        frame = import_or_skip("polars").from_arrow(table)
+    assert canonical_lines(frame) == [KEYED_LINE]
+    assert hash_frame(frame) == hash_frame(_keyed(pa.array(KEYS)))
+
+
+def test_a_null_map_key_through_a_dictionary_is_refused_naming_the_field():
+    """A valid index may point at a null dictionary entry: that key is null (section 3), and refused (section 11)
+    like any null map key, not taken as a null map."""
+    table = _keyed(_dictionary_keys(["a", None], pa.string()))
+    with pytest.raises(HashError, match=r"field 'm': a map key is null"):
+        hash_frame(table)
+    pd = import_or_skip("pandas")
+    with pytest.raises(HashError, match=r"field 'm': a map key is null"):
+        hash_frame(table.to_pandas(types_mapper=pd.ArrowDtype))
+    lists = pa.table({"l": pa.ListArray.from_arrays(pa.array([0, 1], pa.int32()), table.column("m").chunk(0))})
+    with pytest.raises(HashError, match=r"field 'l\[\]': a map key is null"):
+        canonical_lines(lists)

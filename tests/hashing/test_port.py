@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -118,3 +119,35 @@ def test_a_lazy_polars_frame_is_refused_with_a_hint():
     assert is_rows_frame(lazy)
     with pytest.raises(HashError, match="lazy frame must be collected first"):
         hash_frame(lazy)
+
+
+# numpy's bool is no int subclass to Python, and pyarrow takes it into an int column as 0 or 1 (Python's True it
+# refuses): the port refuses both, as it refuses a bool in a float column. The other mixes pyarrow refuses itself
+# (numpy 1 writes np.True_ as "True", numpy 2 as "np.True_").
+@pytest.mark.parametrize(
+    ("tname", "value", "message"),
+    [
+        ("int64", np.True_, r"'c' of type int64: (np\.)?True_? is a bool, not an integer"),
+        ("int64", True, r"'c' of type int64: True is a bool, not an integer"),
+        ("int8", np.False_, r"'c' of type int8: (np\.)?False_? is a bool, not an integer"),
+        ("list<int32>", [1, np.True_], r"'c\[\]' of type list<int32>: (np\.)?True_? is a bool"),
+        ("map<int16,string>", {np.True_: "x"}, r"'c\{key\}' of type map<int16,string>: (np\.)?True_? is a bool"),
+        ("float64", np.True_, r"'c' of type float64: (np\.)?True_? is a bool, not a number"),
+        ("float32", np.False_, r"'c' of type float32: (np\.)?False_? is a bool, not a number"),
+        ("decimal(5,2)", np.True_, r"column 'c' of type decimal\(5,2\): its values do not fit"),
+        ("decimal(5,2)", True, r"column 'c' of type decimal\(5,2\): its values do not fit"),
+        ("bool", np.int64(1), r"column 'c' of type bool: its values do not fit"),
+        ("bool", np.float64(0.0), r"column 'c' of type bool: its values do not fit"),
+        ("bool", 1, r"column 'c' of type bool: its values do not fit"),
+    ],
+    ids=["int-npbool", "int-bool", "int8-npbool", "list-npbool", "mapkey-npbool", "float-npbool", "float32-npbool",
+         "decimal-npbool", "decimal-bool", "bool-npint", "bool-npfloat", "bool-int"],
+)  # fmt: skip
+def test_bools_and_numbers_are_not_taken_for_each_other(tname, value, message):
+    with pytest.raises(HashError, match=message):
+        hash_frame(Rows([("c", tname)], [(value,)]))
+
+
+def test_numpy_scalars_of_the_column_kind_are_taken():
+    ints = Rows([("i", "int64"), ("b", "bool"), ("f", "float64")], [(np.int64(1), np.True_, np.float64(0.5))])
+    assert canonical_lines(ints) == ['{"b":true,"f":0.5,"i":1}']

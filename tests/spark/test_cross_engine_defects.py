@@ -9,6 +9,7 @@ import decimal
 import random
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from tests.conftest import VECTOR_DIR
@@ -143,6 +144,18 @@ def test_polars_categorical_and_enum_hash_as_the_spark_strings(spark):
     )
     assert hash_frame(frame).data_hash == jvm
     assert sorted(canonical_lines(frame)) == jvm_lines(df)
+
+
+def test_dictionary_map_keys_hash_as_the_spark_string_keys(spark):
+    """Map keys JSON escapes, dictionary-encoded on the Arrow side (as pandas ArrowDtype and polars hand them over):
+    escaped once as member names (section 6), as Spark's plain string keys are. The line is built by hand."""
+    keys = ['a"b', "c\\d"]
+    df = spark.createDataFrame([({keys[0]: 1, keys[1]: 2},)], "m map<string,bigint>")
+    jvm = _three_engines(df)
+    assert jvm_lines(df) == ['{"m":{"a\\"b":1,"c\\\\d":2}}']
+    dictionary = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array(keys))
+    table = pa.table({"m": pa.MapArray.from_arrays(pa.array([0, 2], pa.int32()), dictionary, pa.array([1, 2]))})
+    assert hash_frame(table).data_hash == jvm
 
 
 # ---- 4. polars Int128 (section 11) ----------------------------------------------------------------------------

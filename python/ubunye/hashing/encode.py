@@ -154,8 +154,19 @@ def _list(arr: pa.Array, path: str) -> pa.Array:
     return pc.binary_join_element_wise("[", joined, "]", "")
 
 
+def _decoded(arr: pa.Array, path: str) -> pa.Array:
+    """The values a dictionary array stands for (section 7), its dictionary's own dictionaries decoded too; any
+    other array as it is. Map keys are decoded before they are looked at: the key text of a dictionary of strings
+    is the strings' (escaped once, as a member name), and a valid index may point at a null key."""
+    while pa.types.is_dictionary(arr.type):
+        arr = decode_dictionary(arr, path)
+    return arr
+
+
 def _key_text(keys: pa.Array, path: str) -> pa.Array:
-    """Map key text (section 6): the key's canonical JSON, unquoted when it is a JSON string."""
+    """Map key text (section 6): the key's canonical JSON, unquoted when it is a JSON string. ``keys`` hold no
+    dictionary at their top (see :func:`_decoded`): a string key's text must not pass through ``encode_array``,
+    whose quoted text would then be escaped a second time as a member name."""
     if is_string(keys.type):
         return as_text(keys)  # invalid UTF-8 read as section 4.1 says, before the keys are sorted
     enc = encode_array(keys, path)
@@ -169,8 +180,8 @@ def _map(arr: pa.MapArray, path: str) -> pa.Array:
         return pa.array([], pa.string())  # never read the offsets of an empty array (see _referenced)
     offsets, start, stop = _referenced(arr)
     entries = arr.values.slice(start, stop - start)
-    keys, items = entries.field(0), entries.field(1)
-    if keys.null_count:
+    keys, items = _decoded(entries.field(0), path + "{key}"), entries.field(1)
+    if keys.null_count:  # counted on the decoded keys: a dictionary's indices are valid where its entry is null
         raise HashError(f"rows-v1 cannot hash field {path!r}: a map key is null (docs/rows-v1.md section 3)")
     key_text = _key_text(keys, path + "{key}")
     value_text = encode_array(items, path + "{value}").fill_null("null")

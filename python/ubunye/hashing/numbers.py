@@ -155,6 +155,16 @@ def _plain_decimals(arr: pa.Array) -> pa.Array:
     return text
 
 
+def _as_decimal128(arr: pa.Array) -> pa.Array:
+    """A decimal32/decimal64 array (pyarrow 18 and later) as decimal128 of the same precision and scale: the same
+    values, and the type Arrow's kernels all take (``abs`` and ``less`` have none for the narrow ones). Told by
+    bit width, not by ``pa.types.is_decimal32``, which older pyarrow lacks."""
+    t = arr.type
+    if t.bit_width < 128:
+        return arr.cast(pa.decimal128(t.precision, t.scale))
+    return arr
+
+
 def format_decimals(arr: pa.Array) -> pa.Array:
     """rows-v1 text of a decimal Arrow array: Java's ``BigDecimal.toString`` at the column's scale (section 5.2).
 
@@ -169,6 +179,7 @@ def format_decimals(arr: pa.Array) -> pa.Array:
         >>> format_decimals(pa.array([Decimal("0"), Decimal("-0.0000001"), Decimal("1.5"), None], t)).to_pylist()
         ['0E-7', '-1E-7', '1.5000000', None]
     """
+    arr = _as_decimal128(arr)
     text = _plain_decimals(arr)
     scale = arr.type.scale
     if scale < 7:  # adjusted = (digits of |u|) - 1 - s >= -s > -7: always plain

@@ -81,9 +81,9 @@ def port_schema(frame: RowsFrame) -> list[tuple[str, str, TypeTree]]:
 
 _INTS = frozenset({"int8", "int16", "int32", "int64"})
 #: The kinds whose values pyarrow would silently change rather than refuse: an int column takes 1.5 (or a Decimal)
-#: as 1, a float column True as 1.0, a date column a datetime as its day, a float32 column 1e39 as Infinity, a list
-#: a str as its characters, a struct a dict with a key it has no field for (the key dropped); and the timestamps,
-#: where pyarrow would guess the zone of a naive value.
+#: as 1 and numpy's True as 1, a float column True as 1.0, a date column a datetime as its day, a float32 column
+#: 1e39 as Infinity, a list a str as its characters, a struct a dict with a key it has no field for (the key
+#: dropped); and the timestamps, where pyarrow would guess the zone of a naive value.
 _CHECKED = _INTS | {"date", "float32", "float64", "list", "struct", "timestamp", "timestamp_ntz"}
 
 
@@ -104,6 +104,9 @@ def _check_value(value: object, tree: TypeTree, path: str, tname: str) -> None:
             raise _refuse(path, tname, why)
         return
     if tree in _INTS:
+        # pyarrow refuses True but takes numpy's bool (no int subclass) as 0 or 1: both refused here, alike.
+        if isinstance(value, bool | np.bool_):
+            raise _refuse(path, tname, f"{value!r} is a bool, not an integer (it would become {int(value)})")
         if isinstance(value, float | np.floating | decimal.Decimal):
             kind = "a Decimal" if isinstance(value, decimal.Decimal) else "a float"
             raise _refuse(path, tname, f"{value!r} is {kind}, not an integer (it would be truncated)")
