@@ -102,8 +102,10 @@ def _accepted(engine: Engine[Any], frame: object, column: str, values: list[obje
             shown = {bool: "boolean", int: "integer", float: "number", str: "string"}.get(type(value), "value")
             msg = f"value {value!r} ({shown}) is not of the column's type ({kind}): write the values as {kind}s"
             raise TypeError(msg)
-    allowed = ", ".join(_literal(v, engine) for v in values if v is not None) or "NULL"
+    allowed = ", ".join(_literal(v, engine) for v in values if v is not None)
     q = engine.quote
+    if not allowed:  # only null accepted: every value fails (``NOT IN (NULL)`` is never true, so would pass all)
+        return f"{q(column)} IS NOT NULL"
     return f"{q(column)} IS NOT NULL AND {q(column)} NOT IN ({allowed})"
 
 

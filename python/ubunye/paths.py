@@ -2,7 +2,8 @@
 
 A task's identity is three plain folder names under the usecase folder (``-d``); an output may not be, hold, or
 sit inside the usecase folder itself, a task folder or the record store, because an ``overwrite`` there would
-replace code or receipts with data (docs/tasks-and-records.md, "Paths").
+replace code or receipts with data; nor may it delete the run's own inputs or a folder that is no dataset
+(docs/tasks-and-records.md, "Paths").
 
 Example:
     >>> plain_name("task", "orders")
@@ -20,12 +21,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ubunye.engines.paths import local_path, reserved_part
-from ubunye.exceptions import ConfigError
+from ubunye.engines.paths import is_hidden, local_path, reserved_part
+from ubunye.exceptions import ConfigError, EngineError
 from ubunye.lineage.store import LINEAGE_DIR
 
 if TYPE_CHECKING:
-    from ubunye.config import TaskConfig
+    from ubunye.config import IOConfig, TaskConfig
 
 #: The folder under the usecase folder that holds the record store (and anything ubunye keeps later): the
 #: first part of the store's own LINEAGE_DIR, so the two cannot drift apart.
@@ -85,12 +86,17 @@ def _local(where: str) -> Path | None:
     return None if where.startswith("table:") else local_path(where)
 
 
-def check_outputs(config: TaskConfig, usecase_dir: Path, locations: dict[str, str]) -> None:
-    """Refuse outputs that would overwrite the usecase folder, a task folder, the record store, or each other, and
-    outputs named like ubunye's own hidden files (``engines.paths.reserved_part``), which other writers delete.
+def check_outputs(
+    config: TaskConfig, usecase_dir: Path, locations: dict[str, str], inputs: dict[str, str] | None = None
+) -> None:
+    """Refuse outputs that would overwrite the usecase folder, a task folder, the record store, each other or the
+    run's own inputs (:func:`_input_clash`), an overwrite of a folder that is no dataset (:func:`_not_a_dataset`),
+    and outputs named like ubunye's own hidden files (``engines.paths.reserved_part``), which other writers delete.
 
-    ``locations`` maps each output name to its resolved location (``ubunye.engines.location``).
+    ``locations`` maps each output name to its resolved location (``ubunye.engines.location``), ``inputs`` each
+    input name to its own.
     """
+    read = _input_paths(inputs or {})
     root = usecase_dir.resolve()
     records = root / RECORDS_FOLDER
     tasks = _task_folders(root)
@@ -118,6 +124,9 @@ def check_outputs(config: TaskConfig, usecase_dir: Path, locations: dict[str, st
                     why = f"holds the task folder {task}"
                 if why:
                     break
+        io = config.outputs.get(name)
+        if why is None and io is not None:
+            why = _input_clash(path, io, read) or (_not_a_dataset(path) if io.mode == "overwrite" else None)
         if why is None and path in seen:
             why = f"is also the location of output {seen[path]!r}"
         for other, other_name in seen.items():
@@ -129,6 +138,56 @@ def check_outputs(config: TaskConfig, usecase_dir: Path, locations: dict[str, st
             msg = f"{config.path}: {key}: {path} {why}; an output must be a folder of its own"
             raise ConfigError(msg)
         seen[path] = name
+
+
+def _input_paths(inputs: dict[str, str]) -> dict[str, Path]:
+    """The resolved local path of each input that has one. A location ``local_path`` refuses (a ``file://`` URL
+    with a query) is left to the input's read, which refuses it naming the input."""
+    paths = {}
+    for name, where in inputs.items():
+        try:
+            path = _local(where)
+        except EngineError:
+            continue
+        if path is not None:
+            paths[name] = path.resolve()
+    return paths
+
+
+def _input_clash(path: Path, io: IOConfig, inputs: dict[str, Path]) -> str | None:
+    """Why the output at ``path`` would destroy an input of its own run, else None.
+
+    An output holding an input is refused in any mode (its data would sit among the input's files, and an
+    overwrite deletes them). An overwrite may neither replace an input nor a folder inside one; a Delta overwrite
+    is the exception for its own location (it adds a version, and the one read stays in the table's history), as
+    is an append there (read a dataset, add rows to it).
+    """
+    for name, source in inputs.items():
+        if source != path and _inside(source, path):
+            return f"holds the location of input {name!r} ({source}), which its write would mix or delete"
+        if io.mode != "overwrite":
+            continue
+        if source == path and io.format != "delta":
+            return f"is the location of input {name!r}, which its overwrite would delete (mode: append adds to it)"
+        if source != path and _inside(path, source):
+            return f"is inside the location of input {name!r} ({source}), whose data its overwrite would delete"
+    return None
+
+
+def _not_a_dataset(path: Path) -> str | None:
+    """Why an overwrite at ``path`` would delete what is no output's data, else None.
+
+    An overwrite replaces the folder whole (as Spark's does), so whatever it holds is deleted. A folder any engine
+    writes holds data files, hidden files (``_delta_log``, ``_SUCCESS``) and ``name=value`` partitions only; a
+    visible folder of another name (``notes/``, another dataset) is no part of an output, and no reader reads it
+    as one (docs/tasks-and-records.md, "Inputs are not guessed"), so it is not deleted silently.
+    """
+    for entry in _entries(path):
+        if _is_visible_dir(entry) and not is_hidden(entry.name) and "=" not in entry.name:
+            return (
+                f"holds the folder {entry.name!r}, which is not a partition (name=value): an overwrite would delete it"
+            )
+    return None
 
 
 def check_schemes(config: TaskConfig) -> None:

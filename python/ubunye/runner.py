@@ -304,7 +304,7 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
     name = f"task {ctx.usecase}/{ctx.package}/{ctx.task}"
     where = f" (record: {path})" if path else ""
     if failure is not None:
-        why, stage = interruption(failure) or f"{failure}", error.stage if error is not None else run.stage
+        why, stage = _why(failure), error.stage if error is not None else run.stage
         new = _failure_error(failure, mask_text(f"{name} failed in {stage}: {why}{where}"))
     elif ended is not None:
         new = TaskError(mask_text(f"{name} wrote its outputs but its final record could not be written: {ended}"))
@@ -378,7 +378,14 @@ def _error(run: _Run, failure: BaseException | None) -> ErrorInfo | None:
         return None
     stage = "expectations" if isinstance(failure, ExpectationError) else run.stage
     kind = type(failure).__name__
-    return ErrorInfo(mask_text(kind), mask_text(interruption(failure) or str(failure)), stage, run.name)
+    return ErrorInfo(mask_text(kind), mask_text(_why(failure)), stage, run.name)
+
+
+def _why(failure: BaseException) -> str:
+    """What went wrong, in words: the interruption, else the exception's message, else (``raise MemoryError()``,
+    a bare ``assert``) its type's name, so neither the CLI line nor the record says nothing."""
+    text = interruption(failure) or str(failure)
+    return text if text.strip() else type(failure).__name__
 
 
 def _failure_error(failure: BaseException, msg: str) -> TaskError:
@@ -516,7 +523,8 @@ def prepare(
     remember_secrets(secret_values(cfg.rendered, cfg.env_used))
     check_schemes(cfg)
     with _unusable_path(cfg.path, "CONFIG.outputs"):
-        check_outputs(cfg, usecase_dir, {name: location(io, usecase_dir) for name, io in cfg.outputs.items()})
+        outputs = {name: location(io, usecase_dir) for name, io in cfg.outputs.items()}
+        check_outputs(cfg, usecase_dir, outputs, {name: location(io, usecase_dir) for name, io in cfg.inputs.items()})
     if engine is None or isinstance(engine, str):
         engine = get_engine(engine or cfg.backend, cfg.spark_conf, spark=spark)
     # Outputs the engine cannot write as a whole (object-store overwrite of plain files, partition_by it cannot

@@ -227,3 +227,41 @@ def test_installed_entry_point(uc):
     bad = subprocess.run([str(UBUNYE), "lineage", "show", "1999", "-d", str(uc)], capture_output=True, text=True,
                          timeout=120, check=False)  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+# --- a store that cannot be listed, or a records URL with no path --------------------------------------------------
+
+READERS = [
+    ("lineage", "list"),
+    ("lineage", "show", "latest"),
+    ("lineage", "trace", "latest"),
+    ("lineage", "compare", "latest", "latest~1"),
+    ("diff", "latest", "latest~1"),
+]
+
+
+@pytest.mark.parametrize("command", READERS, ids=[" ".join(c) for c in READERS])
+def test_a_store_that_cannot_be_listed_is_one_error_line(uc, monkeypatch, command):
+    # What listing /proc raises (EINVAL on /proc/<pid>/net): an OSError from inside the glob of the store.
+    real_glob = Path.glob
+    store = uc / ".ubunye" / "lineage"
+
+    def glob(self, pattern):
+        if self == store:
+            raise OSError(22, "Invalid argument", str(store / "shop" / "net"))
+        return real_glob(self, pattern)
+
+    monkeypatch.setattr(Path, "glob", glob)
+    result = invoke(*command, "-d", uc)
+    assert result.exit_code == 2, result.output
+    assert one_error_line(result).startswith(f"error: cannot list the record store {store}: OSError: ")
+
+
+@pytest.mark.parametrize("records", ["file://", "file://somewhere"])
+def test_a_records_url_naming_no_folder_is_refused(tmp_path, monkeypatch, records):
+    monkeypatch.chdir(tmp_path)  # taken as the cwd, the listing would succeed here (an empty store)
+    result = invoke("lineage", "list", "-d", tmp_path, "--records", records)
+    assert result.exit_code == 2, result.output
+    assert one_error_line(result) == (
+        f"error: records location {records!r} has no path: a file:// URL names an absolute folder, file:///srv/records"
+    )

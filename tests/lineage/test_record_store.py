@@ -150,3 +150,23 @@ def test_redaction_of_cloud_keys_and_urls():
     assert redact_url("https://host/x?token=abc&page=2") == "https://host/x?token=***&page=2"
     assert redact_url("https://ghp_tok3n@github.com/o/r") == "https://***@github.com/o/r"
     assert redact_url("abfss://raw@acct.dfs.core.windows.net/p") == "abfss://raw@acct.dfs.core.windows.net/p"
+
+
+def test_a_records_url_with_no_path_is_refused_not_taken_as_the_cwd(tmp_path, monkeypatch):
+    from tests.lineage.usecase import write_task
+    from ubunye.runner import run_task
+
+    with pytest.raises(RecordError, match=r"records location 'file://' has no path"):
+        RecordStore(records="file://")
+    task_dir = write_task(tmp_path / "uc", "t", {"CONFIG": {"outputs": {"o": {"format": "parquet", "path": "o"}}}})
+    (task_dir / "transformations.py").write_text(
+        "import pandas as pd\nfrom ubunye import Task\n\nclass T(Task):\n"
+        "    def transform(self, sources):\n        return {'o': pd.DataFrame({'a': [1]})}\n"
+    )
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("UBUNYE_RECORDS", "file://")
+    with pytest.raises(RecordError, match=r"has no path"):
+        run_task(task_dir, engine="pandas", lineage=True)
+    assert list(cwd.iterdir()) == [] and not (tmp_path / "uc" / "o").exists()

@@ -473,3 +473,54 @@ def test_each_task_imports_its_own_helper_modules(uc):
         (task_dir / "helper.py").write_text(f"VALUE = {value}\n")
         results.append(run_task(task_dir).outputs["o"]["v"].tolist())
     assert results == [[1], [2], [3]]
+
+
+# --- accepted_values that names only null ---------------------------------------------------------------------------
+
+
+def _only_null_accepted(frame: object, engine_name: str, spark: object = None) -> tuple[bool, int | None]:
+    from ubunye import expectations as expect
+    from ubunye.config.model import Expectations
+    from ubunye.engines import get_engine
+
+    engine = get_engine(engine_name, spark=spark) if spark is not None else get_engine(engine_name)
+    (result,) = expect.check(Expectations("outputs.o", {"accepted_values": {"s": [None]}}), frame, engine)
+    return result.passed, result.observed
+
+
+# Two values, one null: only null is accepted, so the two values are the offending rows (nulls always pass).
+ROWS = {"s": ["a", None, "b"]}
+
+
+@pytest.mark.parametrize("engine_name", ["pandas", "polars"])
+def test_accepted_values_of_only_null_refuses_every_value(engine_name):
+    import polars as pl
+
+    frame = pd.DataFrame(ROWS) if engine_name == "pandas" else pl.DataFrame(ROWS)
+    assert _only_null_accepted(frame, engine_name) == (False, 2)
+
+
+def test_accepted_values_of_only_null_refuses_every_value_on_spark(spark):
+    assert _only_null_accepted(spark.createDataFrame(pd.DataFrame(ROWS)), "spark", spark) == (False, 2)
+
+
+# --- an exception with no message ------------------------------------------------------------------------------------
+
+SILENT = """
+from ubunye import Task
+
+class Silent(Task):
+    def transform(self, sources):
+        raise {exc}
+"""
+
+
+@pytest.mark.parametrize("exc", ["MemoryError", "AssertionError", "ValueError"])
+def test_an_exception_with_no_message_is_named_by_its_type(uc, exc):
+    cfg = {"CONFIG": {"outputs": {"o": {"format": "parquet", "path": "data/o"}}, "monitors": ["lineage"]}}
+    write_task(uc, "silent", cfg, SILENT.format(exc=f"{exc}()"))
+    with pytest.raises(TaskError) as err:
+        run_task(uc / "shop/daily/silent")
+    assert str(err.value).startswith(f"task shop/daily/silent failed in transform: {exc} (record: "), str(err.value)
+    record = _failed(uc, "silent", "transform")
+    assert (record.error.type, record.error.message) == (exc, exc)

@@ -204,6 +204,7 @@ TYPE_CASES = [
     ("not-null-string", GOOD + "  expectations: {out: {not_null: a}}\n", "CONFIG.expectations.out.not_null: expected"),
     ("not-null-item", GOOD + "  expectations: {out: {not_null: [1]}}\n", "CONFIG.expectations.out.not_null[0]"),
     ("unique-nested", GOOD + "  expectations: {out: {unique: [[a, [b]]]}}\n", "CONFIG.expectations.out.unique[0][1]"),
+    ("accepted-empty", GOOD + "  expectations: {out: {accepted_values: {a: []}}}\n", "accepted_values.a: is empty"),
     ("accepted-nested", GOOD + "  expectations: {out: {accepted_values: {a: [[1]]}}}\n", "accepted_values.a[0]"),
     ("expression-number", GOOD + "  expectations: {out: {expression: 3}}\n", "CONFIG.expectations.out.expression"),
     (

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -249,3 +250,85 @@ def test_a_dt_holding_two_dots_cannot_build_a_path(uc: Path) -> None:
     with pytest.raises(ConfigError, match=r"template variable dt='x\.\.y' cannot build a path \(contains '\.\.'\)"):
         run_task(task_dir, dt="x..y", engine="pandas", lineage=True)
     assert not (uc / "data" / "out").exists()
+
+
+# --- an output may not destroy the run's own input --------------------------------------------------------------------
+
+
+def input_task(uc: Path, output: dict[str, str], input_path: str = "data/i", fmt: str = "parquet") -> Path:
+    """A task reading ``input_path`` (written here as two rows) into the output ``out`` configured by ``output``."""
+    source = Path(input_path) if Path(input_path).is_absolute() else uc / input_path
+    if fmt == "delta":
+        from deltalake import write_deltalake
+
+        write_deltalake(str(source), pd.DataFrame({"a": [1, 2]}))
+    else:
+        source.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"a": [1, 2]}).to_parquet(source / "part-0.parquet")
+    config = {
+        "inputs": {"i": {"format": fmt, "path": input_path}},
+        "outputs": {"out": {"format": fmt, **output}},
+        "transform": {"type": "sql", "query": "SELECT a + 10 AS a FROM i"},
+    }
+    return write_task(uc, "t", {"CONFIG": config}, None)
+
+
+def refused_keeping_every_file(uc: Path, task_dir: Path, why: str) -> None:
+    before = snapshot(uc)
+    with pytest.raises(ConfigError) as err:
+        run_task(task_dir, engine="pandas", lineage=True)
+    message = str(err.value)
+    assert message.startswith(f"{task_dir / 'config.yaml'}: CONFIG.outputs.out.path: "), message
+    assert why in message, message
+    assert snapshot(uc) == before
+
+
+@pytest.mark.parametrize("spelling", ["relative", "absolute", "file_url", "symlink"])
+def test_an_output_holding_its_own_input_is_refused(uc: Path, spelling: str) -> None:
+    (uc / "data" / "notes").mkdir()
+    (uc / "data" / "notes" / "keep.txt").write_text("not ubunye data")
+    (uc / "link").symlink_to(uc / "data")
+    path = {"relative": "data", "absolute": str(uc / "data"), "file_url": f"file://{uc}/data", "symlink": "link"}
+    for mode in ("overwrite", "append"):
+        task_dir = input_task(uc, {"path": path[spelling], "mode": mode})
+        refused_keeping_every_file(uc, task_dir, "holds the location of input 'i'")
+
+
+def test_an_overwrite_of_its_own_input_is_refused_an_append_adds_to_it(uc: Path) -> None:
+    task_dir = input_task(uc, {"path": "data/./i", "mode": "overwrite"})
+    refused_keeping_every_file(uc, task_dir, "is the location of input 'i'")
+    task_dir = input_task(uc, {"path": "data/i", "mode": "append"})
+    assert run_task(task_dir, engine="pandas", lineage=True).status == "success"
+    assert sorted(pd.read_parquet(uc / "data" / "i")["a"]) == [1, 2, 11, 12]
+
+
+def test_an_overwrite_inside_its_own_input_is_refused(uc: Path) -> None:
+    task_dir = input_task(uc, {"path": "data/i/sub", "mode": "overwrite"})
+    refused_keeping_every_file(uc, task_dir, "is inside the location of input 'i'")
+
+
+def test_a_delta_overwrite_of_its_own_input_keeps_the_version_read(uc: Path) -> None:
+    from deltalake import DeltaTable
+
+    task_dir = input_task(uc, {"path": "data/d", "mode": "overwrite"}, input_path="data/d", fmt="delta")
+    assert run_task(task_dir, engine="pandas", lineage=True).status == "success"
+    table = DeltaTable(str(uc / "data" / "d"))
+    assert sorted(table.to_pandas()["a"]) == [11, 12]
+    table.load_as_version(0)
+    assert sorted(table.to_pandas()["a"]) == [1, 2]
+
+
+def test_an_overwrite_of_a_folder_holding_other_folders_is_refused(uc: Path) -> None:
+    (uc / "data" / "out" / "notes").mkdir(parents=True)
+    (uc / "data" / "out" / "notes" / "keep.txt").write_text("not ubunye data")
+    refused_keeping_every_file(uc, output_task(uc, "data/out"), "holds the folder 'notes', which is not a partition")
+
+
+def test_an_overwrite_replaces_partitions_and_hidden_folders(uc: Path) -> None:
+    for name in ("k=1", "_k=2", "_temporary", ".cache"):
+        (uc / "data" / "out" / name).mkdir(parents=True)
+    assert run_task(output_task(uc, "data/out"), engine="pandas", lineage=True).status == "success"
+    # An overwrite replaces the folder whole: what an engine writes there (partitions, hidden files) goes with it.
+    left = sorted(p.name for p in (uc / "data" / "out").iterdir())
+    assert left and all(name.endswith(".parquet") for name in left), left
+    assert sorted(pd.read_parquet(uc / "data" / "out")["a"]) == [1, 2, 3]

@@ -234,6 +234,9 @@ def _check_rules(path: Path, key: str, rules: dict[str, object]) -> None:
         for col, values in check.mapping(path, f"{key}.accepted_values", rules["accepted_values"]).items():
             if not isinstance(values, list):
                 raise check.expected(path, f"{key}.accepted_values.{col}", "a list of values", values)
+            if not values:  # no value accepted would refuse every row; an empty list is a slip, not a rule
+                msg = "is empty: give the values the column may hold, or leave the column out"
+                raise check.fail(path, f"{key}.accepted_values.{col}", msg)
             for i, v in enumerate(values):
                 check.scalar(path, f"{key}.accepted_values.{col}[{i}]", v, null=True)
     if "expression" in rules:

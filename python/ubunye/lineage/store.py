@@ -471,13 +471,19 @@ class RecordStore:
             return StoredRecord(c.path, None, str(exc))
         return StoredRecord(c.path, record)
 
-    def _files(self, usecase: str | None, package: str | None, task: str | None) -> Iterator[Path]:
+    def _files(self, usecase: str | None, package: str | None, task: str | None) -> list[Path]:
+        """The record files under the root, listed now: a folder that cannot be listed is a RecordError naming
+        the store (a reader command prints one line), not an OSError halfway through a listing."""
         root = Path(self.root)
         if not root.is_dir():
-            return iter(())
+            return []
         # A name is a name, not a pattern: "[u]" must not match the usecase "u".
         pattern = "/".join(glob.escape(x) if x else "*" for x in (usecase, package, task)) + "/*.json"
-        return (p for p in root.glob(pattern) if not p.name.startswith("."))
+        try:
+            return [p for p in root.glob(pattern) if not p.name.startswith(".")]
+        except OSError as exc:  # e.g. --records /proc: listing /proc/<pid>/net raises EINVAL
+            msg = f"cannot list the record store {printable(str(root))}: {type(exc).__name__}: {exc}"
+            raise RecordError(msg) from exc
 
 
 @dataclass(frozen=True)
@@ -552,7 +558,13 @@ def _local_root(records: str) -> Path | None:
     if scheme == "file":
         from urllib.parse import unquote, urlsplit
 
-        return Path(unquote(urlsplit(records).path)).resolve()
+        path = unquote(urlsplit(records).path)
+        if not path:  # "file://" (or "file://name") names no folder; resolving "" would give the cwd, silently
+            msg = (
+                f"records location {records!r} has no path: a file:// URL names an absolute folder, file:///srv/records"
+            )
+            raise RecordError(msg)
+        return Path(path).resolve()
     return None
 
 
