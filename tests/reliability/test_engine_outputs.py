@@ -266,3 +266,217 @@ def test_check_output_refuses_a_file_at_the_location_on_every_engine(tmp_path):
             assert str(err.value) == f"output 'out': {tmp_path}/out {tail}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert (tmp_path / "out").read_bytes() == b"keep"
+
+
+# --- 5. Delta stores what the frame holds, or nothing ------------------------------------------------------------
+
+
+def _rows_hash(table: pa.Table):
+    from ubunye.hashing import hash_frame
+
+    return hash_frame(table)
+
+
+def _delta_now(tmp_path: Path) -> tuple[int, dict[str, bytes]]:
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(tmp_path / "data/out")).version(), snapshot(tmp_path / "data/out")
+
+
+def _reads_back(engine_name: str, tmp_path: Path, expected: pa.Table) -> bool:
+    engine = get_engine(engine_name)
+    return engine.hash(engine.read(out("delta"), tmp_path)) == _rows_hash(expected)
+
+
+def cast_refusal(tmp_path: Path, column: str, was: str, now: str) -> str:
+    return (
+        f"output 'out': column {column!r} is {was} in the frame but {now} in the Delta table at {tmp_path}/data/out: "
+        f"deltalake would cast it to {now}, so the data would not be the frame the record hashes; nothing was "
+        f"written, the table is as it was. Cast the column to {now} in the task, or write the new type to another "
+        "table (Delta keeps a table's types, on overwrite too)"
+    )
+
+
+#: (the table's column, the frame's column, rows-v1 type names of each): deltalake would cast the frame's values
+#: to the table's type, silently (2.7 -> 2; int32 1 stored as int64 hashes unlike the frame; a wall-clock time
+#: stored as an instant).
+CASTS = {
+    "float-into-int": (pa.array([1]), pa.array([2.7]), "float64", "int64"),
+    "int32-into-int64": (pa.array([1]), pa.array([2], pa.int32()), "int32", "int64"),
+    "ntz-into-timestamp": (
+        pa.array([1], pa.timestamp("us", "UTC")),
+        pa.array([2], pa.timestamp("us")),
+        "timestamp_ntz",
+        "timestamp",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASTS))
+@pytest.mark.parametrize("mode", ["overwrite", "append"])
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_a_delta_write_that_deltalake_would_cast_is_refused_and_the_table_kept(tmp_path, engine_name, mode, case):
+    stored, new, was, now = CASTS[case]
+    old = pa.table({"a": stored})
+    write(engine_name, _frame(engine_name, old), out("delta"), tmp_path)
+    before = _delta_now(tmp_path)
+    message = refused(engine_name, _frame(engine_name, pa.table({"a": new})), out("delta", mode), tmp_path)
+    assert message == cast_refusal(tmp_path, "a", was, now)
+    assert _delta_now(tmp_path) == before
+    assert _reads_back(engine_name, tmp_path, old)
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_a_delta_type_without_a_rows_v1_name_is_compared_by_arrows_name(tmp_path, engine_name):
+    # deltalake made the table int8 from a uint8 frame; a uint8 frame would be cast again (rows-v1 has no uint8)
+    write(engine_name, _frame(engine_name, pa.table({"a": pa.array([1], pa.uint8())})), out("delta"), tmp_path)
+    before = _delta_now(tmp_path)
+    frame = _frame(engine_name, pa.table({"a": pa.array([2], pa.uint8())}))
+    message = refused(engine_name, frame, out("delta", "append"), tmp_path)
+    assert message == cast_refusal(tmp_path, "a", "uint8", "int8")
+    assert _delta_now(tmp_path) == before
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_a_delta_append_of_the_same_rows_v1_types_in_another_form_is_kept_as_written(tmp_path, engine_name):
+    # large_string or a view as string, another time zone as UTC, whole microseconds in nanoseconds: deltalake's
+    # casts keep every value and the rows-v1 type, so the rows hash alike and the append goes through
+    first = pa.table({"s": ["x"], "t": pa.array([1_000_000], pa.timestamp("us", "UTC"))})
+    write("pandas", _frame("pandas", first), out("delta"), tmp_path)
+    paris = pa.array([2_000_000_000], pa.timestamp("ns", "Europe/Paris"))  # 2 s after the epoch, whole us
+    second = pa.table({"s": pa.array(["y"], pa.large_string()), "t": paris})
+    write(engine_name, _frame(engine_name, second), out("delta", "append"), tmp_path)
+    expected = pa.table({"s": ["x", "y"], "t": pa.array([1_000_000, 2_000_000], pa.timestamp("us", "UTC"))})
+    assert _reads_back(engine_name, tmp_path, expected)
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_a_delta_column_missing_from_the_frame_is_named_and_the_table_kept(tmp_path, engine_name):
+    write(engine_name, OLD, out("delta"), tmp_path)
+    before = _delta_now(tmp_path)
+    message = refused(engine_name, OLD[["id"]], out("delta", "append"), tmp_path)
+    assert message == (
+        f"output 'out': column 'tag' of the Delta table at {tmp_path}/data/out is not in the frame (its columns: "
+        "id); Delta keeps a table's columns, on overwrite too: nothing was written"
+    )
+    assert _delta_now(tmp_path) == before
+
+
+EMPTY_PARTITION = (
+    "output 'out': partition column 'p' holds the empty string, which Delta stores as null (an empty partition "
+    "value is null in the Delta protocol), so it would read back as null and the record's hash would not be the "
+    "data's; nothing was written. Replace it in the task (e.g. with null, or a placeholder), or partition by "
+    "another column"
+)
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_an_empty_string_delta_partition_value_is_refused_before_anything_is_written(tmp_path, engine_name):
+    frame = pd.DataFrame({"p": ["", "x"], "v": [1, 2]})
+    assert refused(engine_name, frame, out("delta", partition_by=["p"]), tmp_path) == EMPTY_PARTITION
+    assert not (tmp_path / "data/out").exists()  # no table, not even an empty folder
+    old = pa.table({"p": ["x"], "v": [1]})
+    write(engine_name, _frame(engine_name, old), out("delta", partition_by=["p"]), tmp_path)
+    before = _delta_now(tmp_path)
+    assert refused(engine_name, frame, out("delta", "append", partition_by=["p"]), tmp_path) == EMPTY_PARTITION
+    assert _delta_now(tmp_path) == before
+    assert _reads_back(engine_name, tmp_path, old)
+
+
+NANOSECONDS = (
+    "output 'out': column 't' holds timestamps with nanoseconds, and Delta keeps microseconds: they would be "
+    "dropped, so the data would not be the frame written; nothing was written. Round the column to microseconds "
+    "in the task (e.g. .dt.floor('us')), or write format: parquet (it keeps nanoseconds)"
+)
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["column", "in-a-struct"])
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_delta_nanoseconds_are_refused_unless_whole_microseconds(tmp_path, engine_name, nested):
+    def table(nanos: list[int]) -> pa.Table:
+        t = pa.array(nanos, pa.timestamp("ns"))
+        return pa.table({"t": pa.StructArray.from_arrays([t], ["t"]) if nested else t})
+
+    old = table([1_000])
+    write(engine_name, _frame(engine_name, old), out("delta"), tmp_path)
+    before = _delta_now(tmp_path)
+    sub = table([2_000, 1_704_067_200_000_000_123])  # the second: 2024-01-01 00:00:00.000000123
+    assert refused(engine_name, _frame(engine_name, sub), out("delta", "append"), tmp_path) == NANOSECONDS
+    assert _delta_now(tmp_path) == before
+    assert _reads_back(engine_name, tmp_path, old)
+    write(engine_name, _frame(engine_name, table([3_000])), out("delta", "append"), tmp_path)  # lossless
+    us = pa.array([1, 3], pa.timestamp("us"))
+    assert _reads_back(
+        engine_name, tmp_path, pa.table({"t": pa.StructArray.from_arrays([us], ["t"]) if nested else us})
+    )
+
+
+# --- 6. an append of other columns or types is refused -----------------------------------------------------------
+
+
+def drift_refusal(tmp_path: Path, why: str) -> str:
+    return (
+        f"output 'out': cannot append to {tmp_path}/data/out: {why}; a reader takes one file's columns and types "
+        "for all, so the output would not read back as written. Nothing was committed, the previous data is as "
+        "it was: make the frame's columns and types those of the output, overwrite it, or write another"
+    )
+
+
+@pytest.mark.parametrize("drift", ["columns", "types"])
+@pytest.mark.parametrize("fmt", FILES)
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_an_append_of_other_columns_or_types_is_refused_and_the_output_kept(tmp_path, engine_name, fmt, drift):
+    first = pa.table({"a": [1]})
+    write(engine_name, _frame(engine_name, first), out(fmt, "append"), tmp_path)
+    (part,) = sorted((tmp_path / "data/out").iterdir())
+    before = snapshot(tmp_path / "data/out")
+    if drift == "columns":
+        new = pa.table({"b": [1]})
+        why = f"different columns: {part} has a that the new part lacks, and the new part has b that {part} lacks"
+    else:
+        new = pa.table({"a": ["x"]})
+        why = f"different column types: column 'a' is int64 in {part} but string in the new part"
+    assert refused(engine_name, _frame(engine_name, new), out(fmt, "append"), tmp_path) == drift_refusal(tmp_path, why)
+    assert snapshot(tmp_path / "data/out") == before
+    engine = get_engine(engine_name)
+    assert engine.hash(engine.read(out(fmt), tmp_path)) == _rows_hash(first)
+
+
+@pytest.mark.parametrize("fmt", FILES)
+def test_an_append_by_the_other_engine_with_the_same_rows_v1_types_goes_through(tmp_path, fmt):
+    # polars writes strings as large_string or views, pandas as string: one rows-v1 type, so not a drift (and
+    # parquet and json columns are matched by name: another order is not one either)
+    write("pandas", _frame("pandas", pa.table({"a": [1], "s": ["x"]})), out(fmt, "append"), tmp_path)
+    second = {"s": ["y"], "a": [2]} if fmt != "csv" else {"a": [2], "s": ["y"]}
+    write("polars", _frame("polars", pa.table(second)), out(fmt, "append"), tmp_path)
+    write("pandas", _frame("pandas", pa.table({"a": [3], "s": ["z"]})), out(fmt, "append"), tmp_path)
+    expected = _rows_hash(pa.table({"a": [1, 2, 3], "s": ["x", "y", "z"]}))
+    for engine_name in LOCAL:
+        engine = get_engine(engine_name)
+        assert engine.hash(engine.read(out(fmt), tmp_path)) == expected
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_an_append_to_an_empty_folder_takes_any_columns(tmp_path, engine_name):
+    (tmp_path / "data/out").mkdir(parents=True)
+    (tmp_path / "data/out/_SUCCESS").write_text("")
+    write(engine_name, _frame(engine_name, pa.table({"b": ["x"]})), out("parquet", "append"), tmp_path)
+    engine = get_engine(engine_name)
+    assert engine.hash(engine.read(out(), tmp_path)) == _rows_hash(pa.table({"b": ["x"]}))
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_a_csv_append_with_the_columns_in_another_order_is_refused(tmp_path, engine_name):
+    # csv readers match a file's columns by position (polars refuses another order, Spark reads it swapped)
+    first = pa.table({"a": [1], "s": ["x"]})
+    write(engine_name, _frame(engine_name, first), out("csv", "append"), tmp_path)
+    (part,) = sorted((tmp_path / "data/out").iterdir())
+    before = snapshot(tmp_path / "data/out")
+    message = refused(
+        engine_name, _frame(engine_name, pa.table({"s": ["y"], "a": [2]})), out("csv", "append"), tmp_path
+    )
+    why = f"columns in another order: {part} has a, s but the new part s, a"
+    assert message == drift_refusal(tmp_path, why)
+    assert snapshot(tmp_path / "data/out") == before
+    engine = get_engine(engine_name)
+    assert engine.hash(engine.read(out("csv"), tmp_path)) == _rows_hash(first)

@@ -18,9 +18,17 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import pyarrow as pa
 
 from ubunye.engines.delta import dataset_version, write_delta
+from ubunye.engines.inputs import column_difference, listing, partition_difference
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import location, resolve_path
-from ubunye.engines.transaction import CommitHook, refuse_columns, refuse_unwritable, write_error, write_parts
+from ubunye.engines.transaction import (
+    CommitHook,
+    refuse_columns,
+    refuse_unwritable,
+    type_text,
+    write_error,
+    write_parts,
+)
 from ubunye.exceptions import EngineError, HashError
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
 from ubunye.hashing.frame import to_arrow
@@ -227,6 +235,10 @@ class LocalEngine(ABC, Generic[FrameT]):
     def _write_part(self, frame: FrameT, table: pa.Table, io: IOConfig, part: Path) -> None:
         """Write one part file of ``io.format`` at ``part``; ``table`` is ``_arrow(frame, rows=False)``."""
 
+    @abstractmethod
+    def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
+        """The columns and types this engine's reader finds in one data file of ``io`` (its schema alone)."""
+
     def _input_path(self, io: IOConfig, base_dir: Path) -> str:
         """Where the input ``io`` is read, resolved; EngineError for a catalog table."""
         if io.table is not None:
@@ -263,6 +275,8 @@ class LocalEngine(ABC, Generic[FrameT]):
                     self._write_part(frame, table, io, part)
                     if expected is not None:
                         self._check_read_back(frame, expected, io, part)
+                    if io.mode == "append":
+                        self._refuse_drift(io, part)
 
                 write_parts(io, path, self.name, write_part, hook)
         except Exception as exc:
@@ -310,6 +324,41 @@ class LocalEngine(ABC, Generic[FrameT]):
         msg += "data's; nothing was committed, the previous data is as it was. Write format: parquet or delta "
         msg += f"(they keep types and nulls), or change the column so {io.format} holds it as it is"
         raise EngineError(msg)
+
+    def _refuse_drift(self, io: IOConfig, part: Path) -> None:
+        """Raise EngineError naming the output and the first difference unless the new part of an append (written,
+        not yet committed) has the partition folders, columns and rows-v1 types of the data already in its folder.
+
+        A reader takes one file's columns and types for all (inputs.check_alike refuses files with other columns):
+        a part with other ones would leave the whole output unreadable, or read old rows back as another type.
+        The first existing file stands for the rest (the readers refuse a folder whose files differ); a new or
+        empty folder takes any part. The part lies in the folder it is appended to (or in its staging copy)."""
+        folder = part.parent
+        try:
+            existing = [f for f in listing(io, folder) if f != part]
+        except EngineError as exc:  # the folder holds what no reader takes: appending would hide that
+            msg = f"output {io.name!r}: cannot append to {folder}: a reader refuses its files ({exc}); nothing was "
+            msg += "committed"
+            raise EngineError(msg) from exc
+        if not existing:
+            return
+        first = existing[0]
+        why = partition_difference(folder, first, part, "the new part")
+        if why is None:
+            # csv readers match a file's columns by position (polars refuses another order, Spark reads it
+            # swapped); parquet and json by name
+            columns, new = self._types(io, first), self._types(io, part)
+            why = column_difference(str(first), columns, "the new part", new, ordered=io.format == "csv")
+        if why is None:
+            return
+        msg = f"output {io.name!r}: cannot append to {folder}: {why}; a reader takes one file's columns and types "
+        msg += "for all, so the output would not read back as written. Nothing was committed, the previous data is "
+        msg += "as it was: make the frame's columns and types those of the output, overwrite it, or write another"
+        raise EngineError(msg)
+
+    def _types(self, io: IOConfig, file: Path) -> dict[str, str]:
+        """Column name -> rows-v1 type of one data file as this engine's reader finds it."""
+        return {field.name: type_text(field.type, field.name) for field in self._file_schema(io, file)}
 
     def check_output(self, io: IOConfig, base_dir: Path) -> None:
         """Raise EngineError if this output cannot be written, judged from its config and location alone, so the

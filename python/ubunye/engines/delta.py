@@ -11,6 +11,12 @@ deltalake reads the stream on its own (tokio) threads, where Python code must no
 to be on the caller's thread (the runner's locks are per thread). So deltalake runs on a worker thread, and the
 stream's end hands over to the calling thread, which runs the hook and then lets the stream end or fail.
 
+deltalake stores some values otherwise than the frame holds them, silently: it casts the rows to an existing
+table's types (on overwrite too: 2.7 into an int64 column is 2), keeps timestamps in microseconds (nanoseconds are
+dropped) and stores an empty partition value as null (the Delta protocol's rule). The record holds the hash of the
+frame, so :func:`refuse_unfaithful` refuses each of these before anything is written; casts that keep every value
+and its rows-v1 type (large_string as string, a time zone as UTC, whole microseconds) are left to deltalake.
+
 Example:
     >>> import tempfile, pyarrow as pa
     >>> from ubunye.config import IOConfig
@@ -31,6 +37,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ubunye.engines.paths import resolve_path
+from ubunye.engines.transaction import type_text
+from ubunye.exceptions import EngineError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,6 +86,7 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
     """
     from deltalake import write_deltalake
 
+    refuse_unfaithful(table, io, path)
     handoff, failure = _Handoff(), []
 
     def batches() -> Iterator[pa.RecordBatch]:
@@ -115,6 +124,120 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
 
         with deltalake_arrow(f"output {io.name!r} (Delta at {path})"):
             raise failure[0]
+
+
+def refuse_unfaithful(table: pa.Table, io: IOConfig, path: str) -> None:
+    """Raise EngineError naming the output and the column unless deltalake would store every value of ``table``
+    as it is (see the module's docstring), so the record's hash of the frame is the data's. Call it before the
+    write: the existing table's schema is read (under the output's lock, for local tables).
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> refuse_unfaithful(pa.table({"p": ["", "x"]}), IOConfig("o", format="delta", partition_by=["p"]), "/d/o")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'o': partition column 'p' holds the empty string, which Delta stores ...
+    """
+    _refuse_empty_partition_values(table, io)
+    _refuse_sub_microseconds(table, io)
+    existing = _existing_schema(io, path)
+    if existing is not None:
+        _refuse_casts(table, existing, io, path)
+
+
+def _refuse_empty_partition_values(table: pa.Table, io: IOConfig) -> None:
+    """The Delta protocol writes an empty partition value as null: '' would read back as null."""
+    import pyarrow.compute as pc
+
+    for column in io.partition_by:
+        values = table.column(column)  # refuse_columns checked it is in the frame
+        kind = type_text(values.type, column)
+        if kind not in ("string", "binary"):
+            continue
+        empty = "" if kind == "string" else b""
+        wide = values.cast(pa.large_string() if kind == "string" else pa.large_binary())  # views and dictionaries
+        if pc.any(pc.equal(wide, empty)).as_py():
+            msg = f"output {io.name!r}: partition column {column!r} holds the empty {kind}, which Delta stores as "
+            msg += "null (an empty partition value is null in the Delta protocol), so it would read back as null "
+            msg += "and the record's hash would not be the data's; nothing was written. Replace it in the task "
+            msg += "(e.g. with null, or a placeholder), or partition by another column"
+            raise EngineError(msg)
+
+
+def _in_microseconds(dtype: pa.DataType) -> pa.DataType:
+    """``dtype`` with every nanosecond timestamp in it (nested too) in microseconds: what Delta stores."""
+    t = pa.types
+    if t.is_timestamp(dtype) and dtype.unit == "ns":
+        return pa.timestamp("us", dtype.tz)
+    if t.is_struct(dtype):
+        return pa.struct([f.with_type(_in_microseconds(f.type)) for f in dtype])
+    if t.is_list(dtype):
+        return pa.list_(dtype.value_field.with_type(_in_microseconds(dtype.value_type)))
+    if t.is_large_list(dtype):
+        return pa.large_list(dtype.value_field.with_type(_in_microseconds(dtype.value_type)))
+    if t.is_map(dtype):
+        key, item = dtype.key_field, dtype.item_field
+        return pa.map_(key.with_type(_in_microseconds(key.type)), item.with_type(_in_microseconds(item.type)))
+    return dtype
+
+
+def _refuse_sub_microseconds(table: pa.Table, io: IOConfig) -> None:
+    """Delta keeps microseconds and deltalake truncates nanoseconds silently: a value with a sub-microsecond part
+    would be stored as another instant. Whole microseconds cast losslessly (and hash alike in rows-v1)."""
+    for field, values in zip(table.schema, table.columns, strict=True):
+        micro = _in_microseconds(field.type)
+        if micro == field.type:
+            continue
+        try:
+            values.cast(micro, safe=True)  # safe: refuses to drop a non-zero sub-microsecond part
+        except pa.ArrowInvalid:
+            msg = f"output {io.name!r}: column {field.name!r} holds timestamps with nanoseconds, and Delta keeps "
+            msg += "microseconds: they would be dropped, so the data would not be the frame written; nothing was "
+            msg += "written. Round the column to microseconds in the task (e.g. .dt.floor('us')), or write format: "
+            msg += "parquet (it keeps nanoseconds)"
+            raise EngineError(msg) from None
+
+
+def _existing_schema(io: IOConfig, path: str) -> pa.Schema | None:
+    """The Arrow schema of the Delta table at ``path``, None when there is no table there yet."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        table = DeltaTable(path, storage_options=io.storage_options or None)
+    except TableNotFoundError:
+        return None
+    return pa.schema(table.schema().to_arrow())
+
+
+def _refuse_casts(table: pa.Table, existing: pa.Schema, io: IOConfig, path: str) -> None:
+    """deltalake casts the rows to the existing table's types, on overwrite and append alike: refuse a cast that
+    changes a column's rows-v1 type (the record's schema and hash would be the frame's, not the data's, and a
+    value may change: 2.7 as int64 is 2). A column missing on either side is named here too (deltalake refuses
+    it with a less helpful message). A value that does not fit its type deltalake refuses itself."""
+    where = f"the Delta table at {path}"
+    frame = table.schema
+    for name in frame.names:
+        if name not in existing.names:
+            msg = f"output {io.name!r}: column {name!r} of the frame is not in {where} (its columns: "
+            msg += f"{', '.join(existing.names)}); Delta keeps a table's columns, on overwrite too: nothing was written"
+            raise EngineError(msg)
+    for name in existing.names:
+        if name not in frame.names:
+            msg = f"output {io.name!r}: column {name!r} of {where} is not in the frame (its columns: "
+            msg += f"{', '.join(frame.names)}); Delta keeps a table's columns, on overwrite too: nothing "
+            msg += "was written"
+            raise EngineError(msg)
+    for field in frame:
+        # rows-v1 names alike what stores alike (string and large_string, any time zone, any unit: nanoseconds
+        # are checked above), so those casts pass; a type with no rows-v1 name is compared by Arrow's name.
+        was, now = type_text(field.type, field.name), type_text(existing.field(field.name).type, field.name)
+        if was != now:
+            msg = f"output {io.name!r}: column {field.name!r} is {was} in the frame but {now} in {where}: "
+            msg += f"deltalake would cast it to {now}, so the data would not be the frame the record hashes; "
+            msg += "nothing was written, the table is as it was. Cast the column to "
+            msg += f"{now} in the task, or write the new type to another table (Delta keeps a table's types, on "
+            msg += "overwrite too)"
+            raise EngineError(msg)
 
 
 def timestamp_of(io: IOConfig) -> datetime.datetime | None:
@@ -195,4 +318,4 @@ def dataset_version(io: IOConfig, base_dir: Path) -> int | None:
     return table_version(io, resolve_path(io.path, base_dir))
 
 
-__all__ = ["dataset_version", "read_table", "table_version", "timestamp_of", "write_delta"]
+__all__ = ["dataset_version", "read_table", "refuse_unfaithful", "table_version", "timestamp_of", "write_delta"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import codecs
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -87,10 +87,14 @@ def has_partitions(files: list[Path], root: Path) -> bool:
     return any(len(f.relative_to(root).parts) > 1 for f in files)
 
 
-def check_alike(io: IOConfig, files: list[Path], root: Path, schema_of: Callable[[Path], list[str]]) -> None:
+#: What a reader finds in one file: its column names, or its column names -> type names (then types count too).
+FileSchema = Sequence[str] | Mapping[str, str]
+
+
+def check_alike(io: IOConfig, files: list[Path], root: Path, schema_of: Callable[[Path], FileSchema]) -> None:
     """Raise EngineError naming two files and what differs unless every file of the input has the same
     partition columns (the ``name=`` folders above it) and the same columns (``schema_of(file)``, the names a
-    reader finds in it).
+    reader finds in it; with their types, when it gives them).
 
     The readers take the first file's columns as the input's: a file with other columns would be read with
     them silently (its own dropped, the missing ones null), and files beside partition folders would be read
@@ -106,27 +110,66 @@ def check_alike(io: IOConfig, files: list[Path], root: Path, schema_of: Callable
     if len(files) < 2:
         return
     first = files[0]
-    keys = _partition_keys(first, root)
     for file in files[1:]:
-        other = _partition_keys(file, root)
-        if other != keys:
+        why = partition_difference(root, first, file)
+        if why is not None:
             msg = (
-                f"input {io.name!r}: {first} sits in {_folders(keys)} but {file} in {_folders(other)}; every file "
-                "of an input must sit in the same partition folders (name=value, the same names in the same order)"
+                f"input {io.name!r}: {why}; every file of an input must sit in the same partition folders "
+                "(name=value, the same names in the same order)"
             )
             raise EngineError(msg)
     columns = schema_of(first)
     for file in files[1:]:
-        other = schema_of(file)
-        if sorted(other) != sorted(columns):
-            only_first = [c for c in columns if c not in other] or ["none"]
-            only_other = [c for c in other if c not in columns] or ["none"]
+        why = column_difference(str(first), columns, str(file), schema_of(file))
+        if why is not None:
             msg = (
-                f"input {io.name!r}: its files have different columns: {first} has {', '.join(only_first)} that "
-                f"{file} lacks, and {file} has {', '.join(only_other)} that {first} lacks; a reader would read "
-                "every file with the first file's columns: make them alike, or read them as separate inputs"
+                f"input {io.name!r}: its files have {why}; a reader would read every file with the "
+                "first file's columns: make them alike, or read them as separate inputs"
             )
             raise EngineError(msg)
+
+
+def partition_difference(root: Path, first: Path, file: Path, label: str | None = None) -> str | None:
+    """How the partition folders (``name=`` folders under ``root``) above ``first`` and ``file`` differ, for a
+    message (``label`` names ``file`` there, else its path), or None when they are the same.
+
+    Example:
+        >>> partition_difference(Path("/d"), Path("/d/k=1/a.csv"), Path("/d/b.csv"), "the new part")
+        '/d/k=1/a.csv sits in partition folders (k) but the new part in no partition folder'
+    """
+    keys, other = _partition_keys(first, root), _partition_keys(file, root)
+    if other == keys:
+        return None
+    return f"{first} sits in {_folders(keys)} but {label or file} in {_folders(other)}"
+
+
+def column_difference(
+    first: str, columns: FileSchema, file: str, other: FileSchema, *, ordered: bool = False
+) -> str | None:
+    """The first difference between the columns of two files (named ``first`` and ``file`` in the message), or
+    None: names in any order, then (``ordered``) their order, then (when both schemas give them) each column's
+    type.
+
+    Example:
+        >>> column_difference("a.csv", ["x", "y"], "b.csv", ["y", "z"])
+        'different columns: a.csv has x that b.csv lacks, and b.csv has z that a.csv lacks'
+        >>> column_difference("a.csv", {"x": "int64"}, "b.csv", {"x": "string"})
+        "different column types: column 'x' is int64 in a.csv but string in b.csv"
+    """
+    if sorted(other) != sorted(columns):
+        only_first = [c for c in columns if c not in other] or ["none"]
+        only_other = [c for c in other if c not in columns] or ["none"]
+        return (
+            f"different columns: {first} has {', '.join(only_first)} that {file} lacks, and {file} has "
+            f"{', '.join(only_other)} that {first} lacks"
+        )
+    if ordered and list(other) != list(columns):
+        return f"columns in another order: {first} has {', '.join(columns)} but {file} {', '.join(other)}"
+    if isinstance(columns, Mapping) and isinstance(other, Mapping):
+        for name, kind in columns.items():
+            if other[name] != kind:
+                return f"different column types: column {name!r} is {kind} in {first} but {other[name]} in {file}"
+    return None
 
 
 def _partition_keys(file: Path, root: Path) -> list[str]:
@@ -135,6 +178,20 @@ def _partition_keys(file: Path, root: Path) -> list[str]:
 
 def _folders(keys: list[str]) -> str:
     return f"partition folders ({', '.join(keys)})" if keys else "no partition folder"
+
+
+def listing(io: IOConfig, root: Path) -> list[Path]:
+    """The data files under the local folder ``root`` (sorted), checked as :func:`data_files` checks them but for
+    their text (an append looks at one file's columns; it need not read every file).
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> folder = Path(tempfile.mkdtemp()); _ = (folder / ".part-0.csv.ubunye.tmp").write_text("a\\n1\\n")
+        >>> listing(IOConfig("o", format="csv"), folder)
+        []
+    """
+    return _listing(io, root, root)
 
 
 def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
@@ -237,4 +294,15 @@ def _recover(root: Path) -> None:
             time.sleep(0.05)
 
 
-__all__ = ["COMPRESSION", "EXTENSIONS", "check_alike", "check_utf8", "data_files", "has_partitions"]
+__all__ = [
+    "COMPRESSION",
+    "EXTENSIONS",
+    "FileSchema",
+    "check_alike",
+    "check_utf8",
+    "column_difference",
+    "data_files",
+    "has_partitions",
+    "listing",
+    "partition_difference",
+]

@@ -23,6 +23,7 @@ from ubunye.exceptions import EngineError
 
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow.dataset as ds
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
@@ -93,6 +94,22 @@ def _excerpt(query: str, limit: int = 200) -> str:
     return repr(text)
 
 
+def _file_format(io: IOConfig) -> str | ds.FileFormat | None:
+    """How pyarrow reads files of ``io``: csv with the separator and Spark's nulls, else the format's name."""
+    import pyarrow.dataset as ds
+
+    if io.format != "csv":
+        return io.format
+    import pyarrow.csv as pcsv
+
+    # Only an unquoted empty field is null; a quoted one ("") is the empty string and "nan" a float NaN, as Spark
+    # and polars read csv and as pyarrow writes it. pyarrow's defaults read a null string as "" and the text NA,
+    # NULL, nan... as null, so neither nulls nor NaN nor such strings came back.
+    parse = pcsv.ParseOptions(delimiter=separator(io))
+    nulls = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
+    return ds.CsvFileFormat(parse_options=parse, convert_options=nulls)
+
+
 class PandasEngine(LocalEngine[pd.DataFrame]):
     """Runs tasks in this process on pandas DataFrames.
 
@@ -128,27 +145,23 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         files = data_files(io, path)  # checked: no stray file, no empty folder, UTF-8 text (inputs.py)
         if files == []:
             return pa.table({})  # allow_empty, and no schema is declared: no rows, no columns
-        fmt: str | ds.FileFormat | None = io.format
-        if io.format == "csv":
-            import pyarrow.csv as pcsv
-
-            # Only an unquoted empty field is null; a quoted one ("") is the empty string and "nan" a float NaN,
-            # as Spark and polars read csv and as pyarrow writes it. pyarrow's defaults read a null string as ""
-            # and the text NA, NULL, nan... as null, so neither nulls nor NaN nor such strings came back.
-            parse = pcsv.ParseOptions(delimiter=separator(io))
-            nulls = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
-            fmt = ds.CsvFileFormat(parse_options=parse, convert_options=nulls)
+        fmt = _file_format(io)
         if files is None:  # a URL: pyarrow lists it
             return ds.dataset(path, format=fmt).to_table()
         root = local_path(path)
         assert root is not None
-        check_alike(io, files, root, lambda file: ds.dataset(str(file), format=fmt).schema.names)
+        check_alike(io, files, root, lambda file: self._file_schema(io, file).names)
         if has_partitions(files, root):  # name=value folders become columns, as Spark reads them (not dropped)
             partitioned = ds.dataset(
                 [str(f) for f in files], format=fmt, partitioning="hive", partition_base_dir=str(root)
             )
             return partitioned.to_table()
         return ds.dataset([str(f) for f in files], format=fmt).to_table()
+
+    def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
+        import pyarrow.dataset as ds
+
+        return ds.dataset(str(file), format=_file_format(io)).schema
 
     # -- writing (the rest is LocalEngine's) ------------------------------------------------------------------------
     def _arrow(self, frame: pd.DataFrame, *, rows: bool) -> pa.Table:

@@ -142,7 +142,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             local = local_path(path)
             assert local is not None
             source = [str(f) for f in files]
-            check_alike(io, files, local, lambda file: self._columns(io, file))
+            check_alike(io, files, local, lambda file: self._file_schema(io, file).names)
             hive = has_partitions(files, local) or None  # name=value folders become columns, as Spark reads them
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
         if io.format == "parquet":
@@ -164,15 +164,14 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             return pl.scan_csv(source, separator=separator(io), storage_options=storage, glob=glob).collect()
         return pl.scan_ndjson(source, storage_options=storage).collect()
 
-    @staticmethod
-    def _columns(io: IOConfig, file: Path) -> list[str]:
-        """The column names polars reads from one file (its schema alone: parquet metadata, csv header, json
-        inference)."""
+    def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
         if io.format == "parquet":
-            return pl.scan_parquet(file, glob=False).collect_schema().names()
-        if io.format == "csv":
-            return pl.scan_csv(file, separator=separator(io), glob=False).collect_schema().names()
-        return pl.scan_ndjson(file).collect_schema().names()
+            schema = pl.scan_parquet(file, glob=False).collect_schema()
+        elif io.format == "csv":
+            schema = pl.scan_csv(file, separator=separator(io), glob=False).collect_schema()
+        else:
+            schema = pl.scan_ndjson(file).collect_schema()
+        return pl.DataFrame(schema=schema).to_arrow().schema  # no rows: the Arrow types polars reads them as
 
     def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
         """Never: polars reads Delta with its own reader, whose frame is hashed whole."""

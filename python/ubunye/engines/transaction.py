@@ -45,7 +45,8 @@ import pyarrow as pa
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import local_path, refuse_reserved, sibling, siblings, unique
 from ubunye.engines.swap import discard, fsync_dir, fsync_tree, recover, swap_in
-from ubunye.exceptions import EngineError
+from ubunye.exceptions import EngineError, HashError
+from ubunye.hashing.types import type_name
 
 if TYPE_CHECKING:
     from ubunye.config import IOConfig
@@ -376,6 +377,23 @@ def refuse_columns(io: IOConfig, schema: pa.Schema) -> None:
             raise EngineError(msg)
 
 
+def type_text(dtype: pa.DataType, column: str) -> str:
+    """The rows-v1 name of ``dtype`` (``string`` for string, large_string and string_view alike; ``timestamp``
+    for any unit and zone), else Arrow's own name: two columns alike by this name hash alike, so a writer may
+    store one as the other without changing the data's hash.
+
+    Example:
+        >>> type_text(pa.large_string(), "c"), type_text(pa.timestamp("ns", "Europe/Paris"), "c")
+        ('string', 'timestamp')
+        >>> type_text(pa.uint8(), "c")
+        'uint8'
+    """
+    try:
+        return type_name(dtype, column)
+    except HashError:  # no rows-v1 type (unsigned, time of day...): the record holds no hash of it to compare
+        return str(dtype)
+
+
 def _kind(dtype: pa.DataType) -> str | None:
     """binary, struct, list or map (whatever Arrow's variant: large, view, fixed size), else None."""
     if pa.types.is_dictionary(dtype):
@@ -480,6 +498,7 @@ __all__ = [
     "staged",
     "target_of",
     "tidy",
+    "type_text",
     "write_error",
     "write_parts",
 ]
