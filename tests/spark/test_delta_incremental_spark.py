@@ -436,3 +436,35 @@ def test_the_log_schema_is_taken_only_when_the_reader_gives_it_as_it_is():
     ):
         assert log_struct(schema(odd)) is None, odd
     assert log_struct("not json") is None
+
+
+@pytest.mark.parametrize("alone", [256, 1])  # files read alone; 1: read through their partitions
+def test_date_partitions_before_1582_and_1000_hash_incrementally(spark, tmp_path, monkeypatch, alone):
+    # pyspark hands a date literal to the JVM as a java.sql.Date (hybrid calendar): 1582-10-10 was rebuilt as
+    # 1582-10-20 (a wrong hash) and 0999-06-15 refused; Spark's own dates are proleptic Gregorian
+    import ubunye.hashing.delta_spark as delta_spark
+
+    monkeypatch.setattr(delta_spark, "MAX_PARTITIONS_ALONE", alone)
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+
+    def add(start: int) -> None:
+        day = "CASE WHEN id % 2 = 0 THEN date'1582-10-10' ELSE date'0999-06-15' END AS d"
+        spark.range(start, start + 6).selectExpr("id", day).write.format("delta").mode("append").partitionBy(
+            "d"
+        ).option("delta.enableDeletionVectors", "true").save(path)
+
+    add(0)
+    hash_delta(path, cache=cache, spark=spark, engine="jvm")
+    add(6)
+    got = hash_delta(path, cache=cache, spark=spark, engine="jvm")  # two new files: two reads alone, or the table
+    assert (got.hash, got.hash_mode) == (_full(spark, path, "jvm"), "incremental" if alone > 1 else "full")
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id % 3 = 0")  # deletion vectors in both partitions
+    got = hash_delta(path, cache=cache, spark=spark, engine="jvm")
+    assert got.hash == _full(spark, path, "jvm")  # with alone=1 through a filter on both dates: every file
+    assert (got.hash_mode, got.reason) == (
+        ("incremental", None) if alone > 1 else ("full", "every file of the table had to be read")
+    )
+    assert sorted(str(r.d) for r in spark.read.format("delta").load(path).select("d").distinct().collect()) == [
+        "0999-06-15",
+        "1582-10-10",
+    ]

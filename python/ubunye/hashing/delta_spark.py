@@ -46,6 +46,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -67,7 +68,7 @@ from ubunye.hashing.types import spark_identifier, spark_schema_string
 from ubunye.spark.session import FUNCTION
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
 
     from ubunye.hashing.delta_numbers import FileNumbers
@@ -133,6 +134,18 @@ def _rebuildable(t: DataType) -> bool:
 
     simple = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
     return isinstance(t, (*simple, T.BooleanType, T.DateType)) or type(t) is T.StringType
+
+
+def _partition_literal(value: object, t: DataType) -> Column:
+    """A partition value (as deltalake parses it) as a Spark literal of type ``t``. A date goes as ISO text: pyspark
+    hands a ``datetime.date`` to the JVM as a java.sql.Date, whose hybrid Julian calendar moves the days before
+    1582-10-15 (1582-10-10 became 1582-10-20: a wrong incremental hash) and refuses years before 1000; a cast of
+    text is proleptic Gregorian, as Spark's dates are since 3.0."""
+    from pyspark.sql import functions as F
+
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return F.lit(value.isoformat()).cast(t)
+    return F.lit(value).cast(t)
 
 
 def _plain(tree: object) -> bool:
@@ -345,7 +358,7 @@ class SparkDeltaFiles:
             reduce(
                 lambda a, b: a & b,
                 [
-                    F.col(spark_identifier(n)).eqNullSafe(F.lit(v).cast(fields[n]))
+                    F.col(spark_identifier(n)).eqNullSafe(_partition_literal(v, fields[n]))
                     for n, v in zip(names, values, strict=True)
                 ],
             )
@@ -371,7 +384,6 @@ class SparkDeltaFiles:
     def read_files(self, wanted: Sequence[DeltaFile], numbers: FileNumbers[P]) -> tuple[dict[str, P], str]:
         """The numbers of ``wanted`` (files without deletion vectors of a table :meth:`read` may read alone), each
         read alone; or ``({}, why)`` when what was read is not provably the table's rows of those files."""
-        from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
         if not wanted:
@@ -396,7 +408,7 @@ class SparkDeltaFiles:
                 read = read.where(_kept_rows(files[0].deleted.runs))
             frame = read.selectExpr(*read_columns)
             if names:  # the partition values, typed as the table's columns, then the table's column order
-                rebuilt = {n: F.lit(v).cast(fields[n]) for n, v in zip(names, values, strict=True)}
+                rebuilt = {n: _partition_literal(v, fields[n]) for n, v in zip(names, values, strict=True)}
                 frame = frame.withColumns(rebuilt).selectExpr(*ordered)
             frames.append(frame)
         alone = reduce(lambda a, b: a.unionByName(b), frames)
