@@ -168,6 +168,14 @@ _WRONG_JAR = textwrap.dedent(
             out[name] = None
         except JarNotFoundError as e:
             out[name] = str(e)
+    from ubunye.hashing.spark import hash_spark, profile_spark, spark_canonical_lines
+    asked = {"hash_jvm": hash_spark, "lines_jvm": spark_canonical_lines, "profile_jvm": profile_spark}
+    for name, call in asked.items():  # engine="jvm" asked outright: refused, naming the jar to attach
+        try:
+            call(spark.range(2), engine="jvm")
+            out[name] = None
+        except Exception as e:
+            out[name] = f"{type(e).__name__}: {e}"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         h = hash_frame(spark.range(10).selectExpr("id", "array(map('k', id)) AS m"))
@@ -201,6 +209,9 @@ def test_the_jar_of_another_line_is_told_apart_from_no_jar(spark: Any) -> None:
     assert out["registered"] is False  # the extension refused to add functions that would fail on every call
     for what in ("require", "register"):
         assert f"({wrong.name}) is built for Spark {wrong_line} / Scala 2.13" in out[what], out[what]
+        assert f"attach {right} instead" in out[what], out[what]
+    for what in ("hash_jvm", "lines_jvm", "profile_jvm"):  # Spark's bare UNRESOLVED_ROUTINE for two of them
+        assert out[what].startswith("JarNotFoundError: engine='jvm' needs the JVM function"), out[what]
         assert f"attach {right} instead" in out[what], out[what]
     assert out["engine"] == "arrow"
     assert out["warnings"] and right in out["warnings"][0]

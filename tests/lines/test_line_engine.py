@@ -108,3 +108,32 @@ def test_the_spark_engine_writes_what_every_engine_reads_back(spark: Any, tmp_pa
     )
     with pytest.raises(EngineError, match=r"output 'o': csv does not read back as the frame written: the values"):
         engine.write(frame, IOConfig("o", format="csv", path="c"), tmp_path)
+
+
+def test_the_engines_own_session_reads_and_writes_dates_before_1582(tmp_path: Path) -> None:
+    # A session the engine starts itself (here through the CLI, a JVM of its own): Spark 3.5 refused a parquet date
+    # before 1582-10-15 (SparkUpgradeException, a traceback) unless its rebase modes say CORRECTED, as Spark 4's do
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    dates = pa.array([dt.date(1500, 3, 1), dt.date(1582, 10, 10), dt.date(2024, 1, 1)], pa.date32())
+    pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "d": dates}), tmp_path / "old.parquet")
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    got = {}
+    for engine in ("pandas", "spark"):
+        cli = [
+            str(Path(sys.executable).parent / "ubunye"),
+            "hash",
+            str(tmp_path / "old.parquet"),
+            "--engine",
+            engine,
+            "--json",
+        ]
+        done = subprocess.run(cli, capture_output=True, text=True, timeout=600, env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        got[engine] = json.loads(done.stdout)["data_hash"]
+    assert got["spark"] == got["pandas"] == hash_frame(pq.read_table(tmp_path / "old.parquet")).data_hash

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -163,6 +164,10 @@ def new_session(spark_conf: dict[str, str] | None = None) -> SparkSession:
         conf.setdefault("spark.ui.enabled", "false")
         conf.setdefault("spark.ui.showConsoleProgress", "false")
     conf.setdefault(_TIMESTAMP_TYPE, "TIMESTAMP_MICROS")  # see _micros_timestamps
+    # Dates and times as written, in the proleptic Gregorian calendar every other engine uses: Spark 4's default.
+    # Spark 3.5's is EXCEPTION, which fails a read or write of a date before 1582-10-15 (pyarrow writes them).
+    for rebase in _REBASE_MODES:
+        conf.setdefault(rebase, "CORRECTED")
     builder = SparkSession.builder.master(master).appName("ubunye")
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -171,9 +176,30 @@ def new_session(spark_conf: dict[str, str] | None = None) -> SparkSession:
         builder = us.configure(builder)
     except JarNotFoundError as exc:
         log.info("ubunye jar not attached (%s); hashing runs the Python twin on the executors", exc)
-    session = builder.getOrCreate()
+    with _jvm_output_to_stderr():
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("UBUNYE_SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+@contextmanager
+def _jvm_output_to_stderr() -> Iterator[None]:
+    """Standard output pointed at standard error while the JVM starts: the JVM inherits the descriptor and keeps
+    it, and Ivy and Spark print there (":: loading settings ..."), which mixed into what ubunye prints (``ubunye
+    hash --json`` was no longer JSON)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no descriptor 1 to save (a closed or replaced stdout): leave it be
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _reader_options(io: IOConfig) -> dict[str, str]:
@@ -187,6 +213,13 @@ def _reader_options(io: IOConfig) -> dict[str, str]:
 
 
 _TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
+_REBASE_MODES = tuple(
+    f"spark.sql.{fmt}.{kind}RebaseModeIn{side}"
+    for fmt in ("parquet", "avro")
+    for kind in ("datetime", "int96")
+    for side in ("Read", "Write")
+    if not (fmt == "avro" and kind == "int96")
+)
 
 
 @contextmanager

@@ -56,11 +56,15 @@ def require_function(df: DataFrame, function: str) -> None:
         >>> require_function(spark.range(1), "ubunye_rows_v1")  # doctest: +SKIP
     """
     if not df.sparkSession.catalog.functionExists(function):
-        msg = (
-            f"engine='jvm' needs the JVM function {function}, which this Spark session does not have "
-            "(no ubunye jar registered, or one older than profile-v1: docs/rows-v1.md section 12.3); "
-            "use engine='arrow' or None"
-        )
+        from ubunye.spark.session import diagnose
+
+        try:  # the jar of another Spark line or Scala, or none: said as ubunye.spark.require says it
+            why = diagnose(df.sparkSession)
+        except Exception:  # a session that cannot be asked (Spark Connect): the general reasons below
+            why = None
+        why = why or "no ubunye jar registered, or one older than profile-v1: docs/rows-v1.md section 12.3"
+        msg = f"engine='jvm' needs the JVM function {function}, which this Spark session does not have ({why}); "
+        msg += "use engine='arrow' or None"
         raise JarNotFoundError(msg)
 
 
@@ -80,6 +84,7 @@ def hash_spark_jvm(df: DataFrame) -> FrameHash:
     from pyspark.sql import functions as F
 
     schema = spark_schema_string(df.schema)  # fails here, naming the column, before any job runs
+    require_function(df, _ROWS)
     h = df.agg(F.expr(f"{_ROWS}(*)").alias("h")).collect()[0]["h"]  # an aggregation has one row
     result = finish(schema, h["row_count"], h["sum1"], h["sum2"], engine="jvm")
     if h["data_hash"] != result.data_hash:
@@ -102,6 +107,7 @@ def spark_canonical_lines_jvm(df: DataFrame, limit: int | None = None) -> list[s
     from pyspark.sql import functions as F
 
     spark_schema_string(df.schema)
+    require_function(df, _LINE)
     lines = df.select(F.expr(f"{_LINE}(*)").alias("line"))
     if limit is not None:
         lines = lines.limit(limit)
