@@ -222,3 +222,32 @@ def test_spark_csv_and_json_outputs_are_read_back_before_the_commit(spark, tmp_p
     engine.write(broken, io, tmp_path)
     assert same(engine.hash(engine.read(io, tmp_path)), engine.hash(broken))
     assert sorted(pandas.read(io, tmp_path)["s"].tolist()) == ["a\nb", "x"]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "delta"])
+def test_an_empty_string_partition_value_is_refused_on_spark(spark, tmp_path, fmt):
+    # Spark stores it as its null partition: it would read back as null
+    engine = SparkEngine(spark=spark)
+    io = IOConfig("o", format=fmt, path="o", partition_by=["p"])
+    engine.write(spark.sql("SELECT 1 AS id, 'x' AS p"), io, tmp_path)
+    frame = spark.sql("SELECT 1 AS id, 'x' AS p UNION ALL SELECT 2, ''")
+    with pytest.raises(EngineError, match=r"output 'o': partition column 'p' holds an empty string"):
+        engine.write(frame, io, tmp_path)
+    assert [tuple(r) for r in engine.read(io, tmp_path).collect()] == [(1, "x")]
+
+
+def test_a_spark_append_of_other_columns_or_types_is_refused(spark, tmp_path):
+    engine = SparkEngine(spark=spark)
+    for fmt, old, new, why in (
+        ("parquet", "SELECT 1L AS a", "SELECT 1L AS b", "different columns"),
+        ("parquet", "SELECT 1L AS a", "SELECT 'x' AS a", "column 'a' is int64 in .* but string in the new files"),
+        ("json", "SELECT 1L AS a, 'x' AS b", "SELECT 1.5D AS a, 'y' AS b", "column 'a' is int64 in .* but float64"),
+        ("csv", "SELECT 1 AS a, 'x' AS b", "SELECT 'y' AS b, 2 AS a", "columns in another order"),
+    ):
+        io = IOConfig("o", format=fmt, path=f"{fmt}-{why[:4]}", mode="append")
+        engine.write(spark.sql(old), io, tmp_path)
+        with pytest.raises(EngineError, match=rf"output 'o': cannot append to .*: {why}"):
+            engine.write(spark.sql(new), io, tmp_path)
+        assert same(engine.hash(engine.read(io, tmp_path)), engine.hash(spark.sql(old)))
+        engine.write(spark.sql(old), io, tmp_path)  # the same columns and types still append
+        assert engine.read(io, tmp_path).count() == 2

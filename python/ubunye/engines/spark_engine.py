@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
+from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -20,7 +21,7 @@ from ubunye.engines._io import TEXT_FORMATS, pandas_table, unwrap
 from ubunye.engines.inputs import data_files
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
-from ubunye.engines.spark_read_back import check_read_back
+from ubunye.engines.spark_read_back import check_read_back, refuse_drift
 from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
 from ubunye.exceptions import EngineError, HashError, JarNotFoundError
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
@@ -202,6 +203,28 @@ def _jvm_output_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+def _refuse_empty_partition_values(frame: DataFrame, io: IOConfig) -> None:
+    """An empty string in a ``partition_by`` column is refused before anything is written: Spark writes it as its
+    null partition (``__HIVE_DEFAULT_PARTITION__``, Delta's null partition value), so it reads back as null and
+    the data would not be the frame the record hashes (one job, on string partition columns only)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    fields = {f.name: f.dataType for f in frame.schema.fields}
+    text = [c for c in io.partition_by if isinstance(fields.get(c), (T.StringType, T.VarcharType, T.CharType))]
+    if not text:
+        return
+    tests = [F.col(spark_identifier(c)) == F.lit("") for c in text]
+    found = frame.where(reduce(lambda a, b: a | b, tests)).select(*[spark_identifier(c) for c in text]).first()
+    if found is None:
+        return
+    column = next(c for c, v in zip(text, found, strict=True) if v == "")
+    msg = f"output {io.name!r}: partition column {column!r} holds an empty string, which Spark stores as its null "
+    msg += "partition (it reads back as null, so the data would not be the frame the record hashes); nothing was "
+    msg += "written: replace it (e.g. with a placeholder) or leave the column out of partition_by"
+    raise EngineError(msg)
+
+
 def _reader_options(io: IOConfig) -> dict[str, str]:
     """The options Spark reads ``io`` with: its own, over the defaults for csv (a header, inferred types, and
     records spanning lines: every writer quotes a value holding a line break, and Spark's line-by-line default
@@ -350,6 +373,7 @@ class SparkEngine:
         local = None if io.table is not None else self.local_root(where)
         self.check_output(io, base_dir)
         try:
+            _refuse_empty_partition_values(frame, io)
             writer = frame.write.options(**options)
             if io.partition_by:
                 writer = writer.partitionBy(*io.partition_by)
@@ -364,9 +388,10 @@ class SparkEngine:
                     with _micros_timestamps(self.spark, io):
                         writer.mode(io.mode).save(where)
             else:
+                merged = io.mode == "append" or bool(io.partition_by and self._dynamic_overwrite(options))
                 if io.mode == "append":
                     stage = merge(io, local, hook)
-                elif io.partition_by and self._dynamic_overwrite(options):
+                elif merged:
                     stage = merge(io, local, hook, partitions_only=True)
                 else:
                     stage = overwrite(io, local, hook)
@@ -377,6 +402,8 @@ class SparkEngine:
                     writer.mode("overwrite").save(target)
                     if expected is not None:  # the staging folder holds the new files alone until the commit
                         check_read_back(self.spark, frame, expected, io, target, _reader_options(io))
+                    if merged:  # the existing files join the new ones at the commit: they must read alike
+                        refuse_drift(self.spark, io, local, staging, _reader_options(io))
         except Exception as exc:
             if hook.raised is not None:
                 if hook.raised is exc:

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ubunye.exceptions import EngineError, HashError
@@ -44,6 +45,38 @@ def check_read_back(
     raise EngineError(msg)
 
 
+def refuse_drift(spark: SparkSession, io: IOConfig, folder: Path, staging: Path, options: dict[str, str]) -> None:
+    """Raise EngineError naming the output and the first difference unless the files Spark just wrote into
+    ``staging`` for an append to ``folder`` have the partition folders, columns and rows-v1 types of the data
+    already there (compared file to file, one of each, as the in-process engines compare their new part).
+
+    Spark takes one file's columns and types for all: new files of other ones leave the whole output unreadable,
+    or read old rows back as another type. A new or empty folder takes any files."""
+    from ubunye.engines.inputs import column_difference, listing, partition_difference
+
+    existing, new = listing(io, folder) if folder.is_dir() else [], listing(io, staging)
+    if not existing or not new:
+        return
+    first, part = existing[0], new[0]
+    why = partition_difference(folder, first, folder / part.relative_to(staging), "the new files")
+    if why is None:
+        # csv is matched by position, parquet and json by name (as _io.LocalEngine._refuse_drift says)
+        columns, added = _types(spark, io, folder, first, options), _types(spark, io, staging, part, options)
+        why = column_difference(str(first), columns, "the new files", added, ordered=io.format == "csv")
+    if why is None:
+        return
+    msg = f"output {io.name!r}: cannot append to {folder}: {why}; Spark takes one file's columns and types for "
+    msg += "all, so the output would not read back as written. Nothing was committed, the previous data is as it "
+    msg += "was: make the frame's columns and types those of the output, overwrite it, or write another"
+    raise EngineError(msg)
+
+
+def _types(spark: SparkSession, io: IOConfig, root: Path, file: Path, options: dict[str, str]) -> dict[str, str]:
+    """Column name -> rows-v1 type of one data file as Spark reads it (its partition columns from ``root``)."""
+    read = spark.read.options(**options, basePath=str(root)).load(str(file), format=io.format)
+    return {f.name: spark_type_name(f.dataType, f.name) for f in read.schema.fields}
+
+
 def _first_difference(frame: DataFrame, back: DataFrame, expected: FrameHash, got: FrameHash) -> str:
     """A column's name or type, the row count, else the first column whose values differ (each hashed alone)."""
     names, read = frame.columns, back.columns
@@ -69,4 +102,4 @@ def _first_difference(frame: DataFrame, back: DataFrame, expected: FrameHash, go
     return "the values differ"
 
 
-__all__ = ["check_read_back"]
+__all__ = ["check_read_back", "refuse_drift"]
