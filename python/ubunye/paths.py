@@ -126,7 +126,10 @@ def check_outputs(
                     break
         io = config.outputs.get(name)
         if why is None and io is not None:
-            why = _input_clash(path, io, read) or (_not_a_dataset(path) if io.mode == "overwrite" else None)
+            # A Delta overwrite deletes no file (it commits a version), and its data folders need no name=value
+            # (column mapping's random prefixes)
+            wipes = io.mode == "overwrite" and io.format != "delta"
+            why = _input_clash(path, io, read) or (_not_a_dataset(path) if wipes else None)
         if why is None and path in seen:
             why = f"is also the location of output {seen[path]!r}"
         for other, other_name in seen.items():
@@ -157,16 +160,15 @@ def _input_paths(inputs: dict[str, str]) -> dict[str, Path]:
 def _input_clash(path: Path, io: IOConfig, inputs: dict[str, Path]) -> str | None:
     """Why the output at ``path`` would destroy an input of its own run, else None.
 
-    An output holding an input is refused in any mode (its data would sit among the input's files, and an
-    overwrite deletes them). An overwrite may neither replace an input nor a folder inside one; a Delta overwrite
-    is the exception for its own location (it adds a version, and the one read stays in the table's history), as
-    is an append there (read a dataset, add rows to it).
+    An overwrite may neither replace an input, nor a folder holding one, nor a folder inside one. An append
+    deletes nothing (read a dataset, add rows to it; or add a partition beside the one read), nor does a Delta
+    overwrite (it adds a version, and the one read stays in the table's history).
     """
     for name, source in inputs.items():
-        if source != path and _inside(source, path):
-            return f"holds the location of input {name!r} ({source}), which its write would mix or delete"
         if io.mode != "overwrite":
-            continue
+            continue  # an append adds files beside the input's (data/t with input data/t/dt=1): nothing is deleted
+        if source != path and _inside(source, path) and io.format != "delta":
+            return f"holds the location of input {name!r} ({source}), which its overwrite would delete"
         if source == path and io.format != "delta":
             return f"is the location of input {name!r}, which its overwrite would delete (mode: append adds to it)"
         if source != path and _inside(path, source):
