@@ -263,5 +263,5 @@ def test_a_records_url_naming_no_folder_is_refused(tmp_path, monkeypatch, record
     result = invoke("lineage", "list", "-d", tmp_path, "--records", records)
     assert result.exit_code == 2, result.output
     assert one_error_line(result) == (
-        f"error: records location {records!r} has no path: a file:// URL names an absolute folder, file:///srv/records"
+        f"error: records location {records!r} has no path: a file:// URL names an absolute folder of this machine, file:///srv/records"
     )

@@ -251,3 +251,22 @@ def test_a_spark_append_of_other_columns_or_types_is_refused(spark, tmp_path):
         assert same(engine.hash(engine.read(io, tmp_path)), engine.hash(spark.sql(old)))
         engine.write(spark.sql(old), io, tmp_path)  # the same columns and types still append
         assert engine.read(io, tmp_path).count() == 2
+
+
+def test_spark_text_outputs_partitioned_by_a_string_day_read_back_by_value(spark, tmp_path):
+    # Spark reads the folder dt=2024-01-01 back as a date: the value is compared, cast to the frame's type; an
+    # empty string under another spelling of the partition column's name is still refused
+    engine = SparkEngine(spark=spark)
+    frame = spark.sql("SELECT 1 AS n, '2024-01-01' AS dt UNION ALL SELECT 2, '2024-01-02'")
+    for fmt in ("csv", "json"):
+        n = frame if fmt == "csv" else frame.selectExpr("CAST(n AS BIGINT) AS n", "dt")
+        io = IOConfig("o", format=fmt, path=f"p-{fmt}", partition_by=["dt"], mode="append")
+        engine.write(n, io, tmp_path)
+        engine.write(n, io, tmp_path)  # the append compares the new files with the old ones
+        assert engine.read(io, tmp_path).count() == 4
+    with pytest.raises(EngineError, match=r"partition column 'dt' holds an empty string"):
+        engine.write(
+            spark.sql("SELECT 1 AS n, '' AS dt"),
+            IOConfig("o", format="parquet", path="q", partition_by=["DT"]),
+            tmp_path,
+        )

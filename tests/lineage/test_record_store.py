@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -170,3 +171,14 @@ def test_a_records_url_with_no_path_is_refused_not_taken_as_the_cwd(tmp_path, mo
     with pytest.raises(RecordError, match=r"has no path"):
         run_task(task_dir, engine="pandas", lineage=True)
     assert list(cwd.iterdir()) == [] and not (tmp_path / "uc" / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("records", "why"),
+    [("file://host/srv/r", "has no path"), ("file:///srv/r#x", "query or fragment"), ("file:///srv/r?v=1", "query")],
+)
+def test_a_records_url_of_another_host_or_with_a_fragment_is_refused(records, why):
+    # urlsplit dropped the host (another machine's /srv/r taken as this one's) and the fragment (another folder)
+    with pytest.raises(RecordError, match=why):
+        RecordStore(records=records)
+    assert RecordStore(records="file://localhost/srv/r").root == Path("/srv/r").resolve()

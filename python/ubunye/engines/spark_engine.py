@@ -210,8 +210,10 @@ def _refuse_empty_partition_values(frame: DataFrame, io: IOConfig) -> None:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    fields = {f.name: f.dataType for f in frame.schema.fields}
-    text = [c for c in io.partition_by if isinstance(fields.get(c), (T.StringType, T.VarcharType, T.CharType))]
+    fields = {f.name.lower(): f for f in frame.schema.fields}  # partitionBy resolves names ignoring case
+    strings = (T.StringType, T.VarcharType, T.CharType)
+    found_fields = [fields[c.lower()] for c in io.partition_by if c.lower() in fields]
+    text = [f.name for f in found_fields if isinstance(f.dataType, strings)]
     if not text:
         return
     tests = [F.col(spark_identifier(c)) == F.lit("") for c in text]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ubunye.exceptions import EngineError, HashError
 from ubunye.hashing import FrameHash, hash_frame
-from ubunye.hashing.types import spark_type_name
+from ubunye.hashing.types import spark_identifier, spark_type_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -33,7 +33,7 @@ def check_read_back(
     at ``target`` read back (with ``options``) as ``expected``, the hash of ``frame``."""
     where = f"output {io.name!r}: {io.format} does not read back as the frame written"
     try:
-        back = spark.read.options(**options).load(target, format=io.format)
+        back = _as_written(spark.read.options(**options).load(target, format=io.format), frame, io)
         got = hash_frame(back)
     except HashError as exc:
         raise EngineError(f"{where} ({exc}); nothing was committed, the previous data is as it was") from exc
@@ -43,6 +43,22 @@ def check_read_back(
     msg += "nothing was committed, the previous data is as it was. Write format: parquet or delta (they keep types "
     msg += f"and nulls), or change the column so {io.format} holds it as it is"
     raise EngineError(msg)
+
+
+def _as_written(back: DataFrame, frame: DataFrame, io: IOConfig) -> DataFrame:
+    """What Spark read back, its columns in the frame's order (Spark puts partition columns last) and its partition
+    columns cast to the frame's types: Spark guesses a partition's type from the folder names of the files read
+    (a string day ``2024-01-01`` as a date, beside other folders maybe not), so their values are compared, not a
+    guess made from this write's folders alone."""
+    from pyspark.sql import functions as F
+
+    types = {f.name: f.dataType for f in frame.schema.fields}
+    cast = {c: F.col(spark_identifier(c)).cast(types[c]) for c in io.partition_by if c in types and c in back.columns}
+    if cast:
+        back = back.withColumns(cast)
+    if sorted(back.columns) == sorted(frame.columns):
+        back = back.select(*[spark_identifier(c) for c in frame.columns])
+    return back
 
 
 def refuse_drift(spark: SparkSession, io: IOConfig, folder: Path, staging: Path, options: dict[str, str]) -> None:
@@ -62,7 +78,19 @@ def refuse_drift(spark: SparkSession, io: IOConfig, folder: Path, staging: Path,
     if why is None:
         # csv is matched by position, parquet and json by name (as _io.LocalEngine._refuse_drift says)
         columns, added = _types(spark, io, folder, first, options), _types(spark, io, staging, part, options)
-        why = column_difference(str(first), columns, "the new files", added, ordered=io.format == "csv")
+        if io.format == "csv":
+            # by position, so names and order; the types are inferred from all files together (one file's
+            # all-null column is a string, another's an int), so one file's say nothing
+            why = column_difference(str(first), list(columns), "the new files", list(added), ordered=True)
+        elif io.format == "json":
+            # Spark's writer leaves out a field null in every row of a file, and its reader merges the fields of
+            # all files: only a field both files hold, of another type, reads old rows back as another type
+            both = [c for c in columns if c in added]
+            why = column_difference(
+                str(first), {c: columns[c] for c in both}, "the new files", {c: added[c] for c in both}
+            )
+        else:
+            why = column_difference(str(first), columns, "the new files", added)
     if why is None:
         return
     msg = f"output {io.name!r}: cannot append to {folder}: {why}; Spark takes one file's columns and types for "

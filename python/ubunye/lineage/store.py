@@ -556,15 +556,19 @@ def _local_root(records: str) -> Path | None:
     if scheme is None:
         return Path(records).expanduser().resolve()
     if scheme == "file":
-        from urllib.parse import unquote, urlsplit
+        from ubunye.engines.paths import local_path
+        from ubunye.exceptions import EngineError
 
-        path = unquote(urlsplit(records).path)
-        if not path:  # "file://" (or "file://name") names no folder; resolving "" would give the cwd, silently
-            msg = (
-                f"records location {records!r} has no path: a file:// URL names an absolute folder, file:///srv/records"
-            )
+        try:  # the one reader of file:// URLs: a query or fragment refused, another host is no local folder
+            path = local_path(records)
+        except EngineError as exc:
+            raise RecordError(f"records location: {exc}") from None
+        # "file://" names no folder (resolving "" would give the cwd, silently), "file://name" another machine's
+        if path is None or str(path) in ("", "."):
+            msg = f"records location {records!r} has no path: a file:// URL names an absolute folder of this "
+            msg += "machine, file:///srv/records"
             raise RecordError(msg)
-        return Path(path).resolve()
+        return path.resolve()
     return None
 
 
