@@ -270,3 +270,20 @@ def test_spark_text_outputs_partitioned_by_a_string_day_read_back_by_value(spark
             IOConfig("o", format="parquet", path="q", partition_by=["DT"]),
             tmp_path,
         )
+
+
+def test_a_parquet_catalog_table_gets_microsecond_timestamps_too(spark, tmp_path):
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    engine = SparkEngine(spark=spark)
+    frame = spark.sql("SELECT TIMESTAMP'2024-01-01 12:00:00.123456Z' AS t")
+    engine.write(frame, IOConfig("o", format="parquet", table="default.ubunye_ts_micros"), tmp_path)
+    try:
+        where = spark.sql("DESCRIBE TABLE EXTENDED default.ubunye_ts_micros").where("col_name = 'Location'").first()
+        files = list(Path(where.data_type.removeprefix("file:")).glob("*.parquet"))
+        assert files and all(pq.read_schema(f).field("t").type == pa.timestamp("us", tz="UTC") for f in files)
+    finally:
+        spark.sql("DROP TABLE IF EXISTS default.ubunye_ts_micros")

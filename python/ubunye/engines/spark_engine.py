@@ -383,7 +383,8 @@ class SparkEngine:
                 writer = writer.format(io.format)
             if io.table is not None:
                 hook()
-                writer.mode(io.mode).saveAsTable(io.table)
+                with _micros_timestamps(self.spark, io):
+                    writer.mode(io.mode).saveAsTable(io.table)
             elif io.format == "delta" or local is None:
                 with output_lock(str(local)) if local is not None else nullcontext():
                     hook()
