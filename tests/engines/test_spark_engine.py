@@ -287,3 +287,17 @@ def test_a_parquet_catalog_table_gets_microsecond_timestamps_too(spark, tmp_path
         assert files and all(pq.read_schema(f).field("t").type == pa.timestamp("us", tz="UTC") for f in files)
     finally:
         spark.sql("DROP TABLE IF EXISTS default.ubunye_ts_micros")
+
+
+def test_a_spark_day_without_rows_appends_nothing_and_empty_text_is_refused_saying_why(spark, tmp_path):
+    engine = SparkEngine(spark=spark)
+    for fmt in ("csv", "json"):
+        io = IOConfig("o", format=fmt, path=f"d-{fmt}", partition_by=["dt"], mode="append")
+        engine.write(
+            spark.sql("SELECT 1L AS n, 'a' AS dt" if fmt == "json" else "SELECT 1 AS n, 'a' AS dt"), io, tmp_path
+        )
+        engine.write(spark.sql("SELECT 1 AS n, 'b' AS dt").where("n = 0"), io, tmp_path)  # Spark's raw error before
+        assert engine.read(io, tmp_path).count() == 1
+        empty = IOConfig("o", format=fmt, path=f"e-{fmt}")
+        with pytest.raises(EngineError, match=rf"output 'o': {fmt} does not read back .*: the frame has no rows"):
+            engine.write(spark.sql("SELECT 1 AS n").where("n = 0"), empty, tmp_path)

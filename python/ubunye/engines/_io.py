@@ -184,6 +184,14 @@ def _type_text(table: pa.Table, i: int) -> str:
     return schema[len(prefix) : -1] if schema.startswith(prefix) else schema
 
 
+def empty_text(io: IOConfig) -> str:
+    """Why a frame without rows is refused in csv or json, for a message (the types live in the values)."""
+    msg = f"the frame has no rows, and {io.format} holds no column types without them (it reads back as "
+    msg += "text columns or no table); nothing was committed, the previous data is as it was. Write parquet or "
+    msg += "delta, or skip the write on an empty day (an append of no rows writes nothing)"
+    return msg
+
+
 def first_difference(written: pa.Table, read: pa.Table, expected: FrameHash, got: FrameHash) -> str:
     """Where ``read`` (a write read back) first differs from ``written``: a column's name or type, the row
     count, else the first column whose values differ (each column hashed alone), for an error message.
@@ -264,6 +272,8 @@ class LocalEngine(ABC, Generic[FrameT]):
             if io.format == "delta":
                 with output_lock(path):  # a no-op for URLs; serialises local runs
                     write_delta(table, io, path, hook)
+            elif io.mode == "append" and self._arrow(frame, rows=True).num_rows == 0:
+                hook()  # a day without rows adds nothing: no part (an empty csv or json part reads back as no table)
             else:
                 # Text formats come back through a reader that guesses types ("007" as 7, a date string as a
                 # date) and may drop a row (a one-column null is an empty line): what was written is read back
@@ -311,6 +321,8 @@ class LocalEngine(ABC, Generic[FrameT]):
         hash of ``frame``."""
         reader = replace(io, path=str(part), options=reader_options(io), partition_by=[], allow_empty=False)
         where = f"output {io.name!r}: {io.format} does not read back as the frame written"
+        if expected.row_count == 0:
+            raise EngineError(f"{where}: {empty_text(io)}")
         try:
             back = self.read(reader, part.parent)
             got = self.hash(back)
@@ -405,6 +417,7 @@ __all__ = [
     "TEXT_FORMATS",
     "FrameT",
     "LocalEngine",
+    "empty_text",
     "first_difference",
     "pandas_table",
     "parquet_codec",

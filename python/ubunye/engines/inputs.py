@@ -210,6 +210,9 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
                     raise EngineError(msg)
                 found.extend(_listing(io, root, here))
             elif _is_data_file(io.format or "", entry.name):
+                # An empty csv or json file holds no rows (Spark writes one per empty task); readers fail on it
+                if io.format in ("csv", "json") and entry.stat().st_size == 0:
+                    continue
                 found.append(here)
             else:
                 msg = (

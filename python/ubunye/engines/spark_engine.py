@@ -399,6 +399,9 @@ class SparkEngine:
                 else:
                     stage = overwrite(io, local, hook)
                 expected = self._text_hash(frame, io)
+                if io.mode == "append" and expected is not None and expected.row_count == 0:
+                    hook()  # a day without rows adds nothing (an empty csv or json part reads back as no table)
+                    return
                 with stage as staging, _micros_timestamps(self.spark, io):
                     # Spark's overwrite deletes before it writes: here it deletes only our empty staging folder.
                     target = f"file://{staging}" if is_url(where) else str(staging)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ubunye.engines._io import empty_text
 from ubunye.exceptions import EngineError, HashError
 from ubunye.hashing import FrameHash, hash_frame
 from ubunye.hashing.types import spark_identifier, spark_type_name
@@ -32,6 +33,8 @@ def check_read_back(
     """Raise EngineError naming the output, the format and the first difference unless the files Spark just wrote
     at ``target`` read back (with ``options``) as ``expected``, the hash of ``frame``."""
     where = f"output {io.name!r}: {io.format} does not read back as the frame written"
+    if expected.row_count == 0:
+        raise EngineError(f"{where}: {empty_text(io)}")
     try:
         back = _as_written(spark.read.options(**options).load(target, format=io.format), frame, io)
         got = hash_frame(back)
