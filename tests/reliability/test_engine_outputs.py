@@ -480,3 +480,12 @@ def test_a_csv_append_with_the_columns_in_another_order_is_refused(tmp_path, eng
     assert snapshot(tmp_path / "data/out") == before
     engine = get_engine(engine_name)
     assert engine.hash(engine.read(out("csv"), tmp_path)) == _rows_hash(first)
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+def test_delta_nanoseconds_in_a_fixed_size_list_are_refused_too(tmp_path, engine_name):
+    # a type the nanosecond walk did not enter: deltalake dropped them silently
+    values = pa.array([[1_000, 1_704_067_200_000_000_123]], pa.list_(pa.timestamp("ns"), 2))
+    message = refused(engine_name, _frame(engine_name, pa.table({"t": values})), out("delta"), tmp_path)
+    assert message == NANOSECONDS
+    assert not (tmp_path / "data" / "out").exists()

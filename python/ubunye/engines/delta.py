@@ -174,6 +174,10 @@ def _in_microseconds(dtype: pa.DataType) -> pa.DataType:
         return pa.list_(dtype.value_field.with_type(_in_microseconds(dtype.value_type)))
     if t.is_large_list(dtype):
         return pa.large_list(dtype.value_field.with_type(_in_microseconds(dtype.value_type)))
+    if t.is_fixed_size_list(dtype):
+        return pa.list_(dtype.value_field.with_type(_in_microseconds(dtype.value_type)), dtype.list_size)
+    if t.is_dictionary(dtype):
+        return pa.dictionary(dtype.index_type, _in_microseconds(dtype.value_type), dtype.ordered)
     if t.is_map(dtype):
         key, item = dtype.key_field, dtype.item_field
         return pa.map_(key.with_type(_in_microseconds(key.type)), item.with_type(_in_microseconds(item.type)))
