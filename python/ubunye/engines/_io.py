@@ -175,15 +175,6 @@ def _one_column(table: pa.Table, i: int) -> pa.Table:
     return pa.Table.from_arrays([table.column(i)], names=[table.schema.names[i]])
 
 
-def _type_text(table: pa.Table, i: int) -> str:
-    """The rows-v1 type of column ``i`` (``string``, ``int64``...), from the schema string of it alone."""
-    name = table.schema.names[i]
-    schema = hash_frame(_one_column(table.slice(0, 0), i)).schema
-    probe = hash_frame(pa.table({name: pa.array([], pa.int64())})).schema  # 'struct<' + quoted name + ':int64>'
-    prefix = probe[: -len("int64>")]
-    return schema[len(prefix) : -1] if schema.startswith(prefix) else schema
-
-
 def empty_text(io: IOConfig) -> str:
     """Why a frame without rows is refused in csv or json, for a message (the types live in the values)."""
     msg = f"the frame has no rows, and {io.format} holds no column types without them (it reads back as "
@@ -212,7 +203,7 @@ def first_difference(written: pa.Table, read: pa.Table, expected: FrameHash, got
                 return f"column {extra[0]!r} reads back but is not in the frame"
             return f"the columns read back in another order ({', '.join(back)})"
         for i, name in enumerate(names):
-            was, now = _type_text(written, i), _type_text(read, i)
+            was, now = type_text(written.schema.field(i).type, name), type_text(read.schema.field(i).type, name)
             if was != now:
                 return f"column {name!r} is {was} in the frame but reads back as {now}"
         return f"the schema differs ({expected.schema} written, {got.schema} read back)"
