@@ -238,13 +238,16 @@ def test_an_empty_string_partition_value_is_refused_on_spark(spark, tmp_path, fm
 
 def test_a_spark_append_of_other_columns_or_types_is_refused(spark, tmp_path):
     engine = SparkEngine(spark=spark)
-    for fmt, old, new, why in (
-        ("parquet", "SELECT 1L AS a", "SELECT 1L AS b", "different columns"),
-        ("parquet", "SELECT 1L AS a", "SELECT 'x' AS a", "column 'a' is int64 in .* but string in the new files"),
-        ("json", "SELECT 1L AS a, 'x' AS b", "SELECT 1.5D AS a, 'y' AS b", "column 'a' is int64 in .* but float64"),
-        ("csv", "SELECT 1 AS a, 'x' AS b", "SELECT 'y' AS b, 2 AS a", "columns in another order"),
+    for i, (fmt, old, new, why) in enumerate(
+        [
+            ("parquet", "SELECT 1L AS a", "SELECT 1L AS b", "different columns"),
+            ("parquet", "SELECT 1L AS a", "SELECT 'x' AS a", "column 'a' is int64 in .* but string in the frame"),
+            ("json", "SELECT 1L AS a, 'x' AS b", "SELECT 1.5D AS a, 'y' AS b", "column 'a' is int64 in .* but float64"),
+            ("csv", "SELECT 9007199254740993L AS x", "SELECT 1.5D AS x", "column 'x' is int64 in .* but float64"),
+            ("csv", "SELECT 1 AS a, 'x' AS b", "SELECT 'y' AS b, 2 AS a", "columns in another order"),
+        ]
     ):
-        io = IOConfig("o", format=fmt, path=f"{fmt}-{why[:4]}", mode="append")
+        io = IOConfig("o", format=fmt, path=f"{fmt}-{i}", mode="append")
         engine.write(spark.sql(old), io, tmp_path)
         with pytest.raises(EngineError, match=rf"output 'o': cannot append to .*: {why}"):
             engine.write(spark.sql(new), io, tmp_path)
@@ -301,3 +304,45 @@ def test_a_spark_day_without_rows_appends_nothing_and_empty_text_is_refused_sayi
         empty = IOConfig("o", format=fmt, path=f"e-{fmt}")
         with pytest.raises(EngineError, match=rf"output 'o': {fmt} does not read back .*: the frame has no rows"):
             engine.write(spark.sql("SELECT 1 AS n").where("n = 0"), empty, tmp_path)
+
+
+def test_spark_appends_of_ordinary_days_pass_and_drift_against_the_whole_output_is_refused(spark, tmp_path):
+    engine = SparkEngine(spark=spark)
+    # days a one-file comparison refused: an all-null column, numeric-looking text, partition values of one kind
+    days = {
+        "json": ["SELECT 1L AS n, 'a' AS s", "SELECT 2L AS n, CAST(NULL AS STRING) AS s"],
+        "csv": ["SELECT 1 AS n, 'a' AS s", "SELECT 2 AS n, '007' AS s", "SELECT CAST(NULL AS INT) AS n, 'b' AS s"],
+    }
+    for fmt, queries in days.items():
+        io = IOConfig("o", format=fmt, path=f"days-{fmt}", mode="append")
+        for query in queries:
+            engine.write(spark.sql(query), io, tmp_path)
+        assert engine.read(io, tmp_path).count() == len(queries)
+    stores = IOConfig("o", format="parquet", path="stores", partition_by=["store"], mode="append")
+    for store in ("007", "ABC"):
+        engine.write(spark.sql(f"SELECT 1L AS n, '{store}' AS store"), stores, tmp_path)
+    assert sorted(r.store for r in engine.read(stores, tmp_path).collect()) == ["007", "ABC"]
+    # a json field null in the first file but typed in another: the whole output is what counts
+    io = IOConfig("o", format="json", path="j", partition_by=["dt"], mode="append")
+    engine.write(
+        spark.sql("SELECT CAST(NULL AS BIGINT) AS x, 'a' AS dt UNION ALL SELECT 9007199254740993L, 'b'"), io, tmp_path
+    )
+    with pytest.raises(EngineError, match=r"column 'x' is int64 in the output as Spark reads it .* but float64"):
+        engine.write(spark.sql("SELECT 1.5D AS x, 'c' AS dt"), io, tmp_path)
+
+
+def test_a_lower_case_dynamic_overwrite_option_keeps_the_other_partitions(spark, tmp_path):
+    engine = SparkEngine(spark=spark)
+    io = IOConfig("o", format="parquet", path="o", partition_by=["dt"], options={"partitionoverwritemode": "dynamic"})
+    engine.write(spark.sql("SELECT 1L AS n, 'a' AS dt UNION ALL SELECT 2L, 'b'"), io, tmp_path)
+    engine.write(spark.sql("SELECT 3L AS n, 'b' AS dt"), io, tmp_path)
+    assert sorted(tuple(r) for r in engine.read(io, tmp_path).collect()) == [(1, "a"), (3, "b")]
+
+
+def test_a_quote_in_a_spark_csv_value_reads_back_on_pandas(spark, tmp_path):
+    # Spark's default escape is a backslash, which pyarrow takes as text: quotes are doubled (RFC 4180) instead
+    engine = SparkEngine(spark=spark)
+    frame = spark.sql("""SELECT 1 AS n, 'say "hi"' AS s UNION ALL SELECT 2, 'back\\\\slash'""")
+    io = IOConfig("o", format="csv", path="o")
+    engine.write(frame.coalesce(1), io, tmp_path)
+    assert sorted(get_engine("pandas").read(io, tmp_path)["s"].tolist()) == ["back\\slash", 'say "hi"']

@@ -210,8 +210,9 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
                     raise EngineError(msg)
                 found.extend(_listing(io, root, here))
             elif _is_data_file(io.format or "", entry.name):
-                # An empty csv or json file holds no rows (Spark writes one per empty task); readers fail on it
-                if io.format in ("csv", "json") and entry.stat().st_size == 0:
+                # An empty csv or json file, or a csv of a header alone, holds no rows (Spark writes one per empty
+                # task); readers fail on it, or take its columns as typeless
+                if io.format in ("csv", "json") and _holds_no_rows(io.format, here, entry.stat().st_size):
                     continue
                 found.append(here)
             else:
@@ -222,6 +223,17 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
                 )
                 raise EngineError(msg)
     return found
+
+
+def _holds_no_rows(fmt: str, file: Path, size: int) -> bool:
+    """An empty file, or (csv) one line alone: the header Spark writes for a task without rows."""
+    if size == 0:
+        return True
+    if fmt != "csv" or size > 65_536 or not file.name.lower().endswith(".csv"):  # a compressed file: its bytes
+        return False
+    with file.open("rb") as fh:
+        text = fh.read().rstrip(b"\r\n")
+    return b"\n" not in text and b"\r" not in text
 
 
 def _suffixes(fmt: str) -> list[str]:

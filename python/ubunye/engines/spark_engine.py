@@ -230,10 +230,11 @@ def _refuse_empty_partition_values(frame: DataFrame, io: IOConfig) -> None:
 def _reader_options(io: IOConfig) -> dict[str, str]:
     """The options Spark reads ``io`` with: its own, over the defaults for csv (a header, inferred types, and
     records spanning lines: every writer quotes a value holding a line break, and Spark's line-by-line default
-    would split it into rows of garbage)."""
+    would split it into rows of garbage; a quote inside quotes doubled, as RFC 4180, pyarrow and polars have it,
+    not Spark's backslash, which the other readers take as text)."""
     options = {str(k): str(v) for k, v in io.options.items()}
     if io.format == "csv":
-        options = {"header": "true", "inferSchema": "true", "multiLine": "true", **options}
+        options = {"header": "true", "inferSchema": "true", "multiLine": "true", "escape": '"', **options}
     return options
 
 
@@ -252,7 +253,13 @@ def _micros_timestamps(spark: SparkSession, io: IOConfig) -> Iterator[None]:
     """Parquet timestamps written as TIMESTAMP_MICROS for the length of one write, the session's setting put back
     after: Spark's default, INT96, carries no time zone (pyarrow, polars and DuckDB read it as timestamp_ntz,
     another type than the one the record holds), and TIMESTAMP_MILLIS drops the microseconds."""
-    if io.format != "parquet":
+    fmt = io.format
+    if fmt is None and io.table is not None:  # a catalog table without a format: the session's default source
+        try:
+            fmt = str(spark.conf.get("spark.sql.sources.default", "parquet")).lower()
+        except Exception:
+            fmt = "parquet"
+    if fmt != "parquet":
         yield
         return
     try:
@@ -370,7 +377,7 @@ class SparkEngine:
         where = location(io, base_dir)
         options = {str(k): str(v) for k, v in io.options.items()}
         if io.format == "csv":
-            options = {"header": "true", **options}
+            options = {"header": "true", "escape": '"', **options}
         hook = CommitHook(before_commit)
         local = None if io.table is not None else self.local_root(where)
         self.check_output(io, base_dir)
@@ -407,9 +414,10 @@ class SparkEngine:
                     target = f"file://{staging}" if is_url(where) else str(staging)
                     writer.mode("overwrite").save(target)
                     if expected is not None:  # the staging folder holds the new files alone until the commit
-                        check_read_back(self.spark, frame, expected, io, target, _reader_options(io))
+                        opts = _reader_options(io)
+                        check_read_back(self.spark, frame, expected, io, target, opts, typed=merged)
                     if merged:  # the existing files join the new ones at the commit: they must read alike
-                        refuse_drift(self.spark, io, local, staging, _reader_options(io))
+                        refuse_drift(self.spark, frame, io, local, staging, _reader_options(io))
         except Exception as exc:
             if hook.raised is not None:
                 if hook.raised is exc:
@@ -451,7 +459,8 @@ class SparkEngine:
 
     def _dynamic_overwrite(self, options: dict[str, str]) -> bool:
         """Spark's partitionOverwriteMode=dynamic: an overwrite replaces only the partitions it writes."""
-        mode = options.get("partitionOverwriteMode")
+        # Spark takes option names in any case: partitionoverwritemode missed here was an overwrite of every partition
+        mode = next((v for k, v in options.items() if k.lower() == "partitionoverwritemode"), None)
         if mode is None:
             try:
                 mode = self.spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")

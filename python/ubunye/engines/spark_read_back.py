@@ -28,15 +28,32 @@ if TYPE_CHECKING:
 
 
 def check_read_back(
-    spark: SparkSession, frame: DataFrame, expected: FrameHash, io: IOConfig, target: str, options: dict[str, str]
+    spark: SparkSession,
+    frame: DataFrame,
+    expected: FrameHash,
+    io: IOConfig,
+    target: str,
+    options: dict[str, str],
+    *,
+    typed: bool = False,
 ) -> None:
     """Raise EngineError naming the output, the format and the first difference unless the files Spark just wrote
-    at ``target`` read back (with ``options``) as ``expected``, the hash of ``frame``."""
+    at ``target`` read back (with ``options``) as ``expected``, the hash of ``frame``.
+
+    ``typed`` (appends): the new files are read with the frame's types, so their values are checked; the types a
+    reader infers come from the whole folder then, which :func:`refuse_drift` checks."""
     where = f"output {io.name!r}: {io.format} does not read back as the frame written"
     if expected.row_count == 0:
         raise EngineError(f"{where}: {empty_text(io)}")
     try:
-        back = _as_written(spark.read.options(**options).load(target, format=io.format), frame, io)
+        from pyspark.sql.types import StructType
+
+        reader = spark.read.options(**options)
+        if typed:
+            parts = {c.lower() for c in io.partition_by}
+            data = [f for f in frame.schema.fields if f.name.lower() not in parts]
+            reader = reader.schema(StructType(data))
+        back = _as_written(reader.load(target, format=io.format), frame, io)
         got = hash_frame(back)
     except HashError as exc:
         raise EngineError(f"{where} ({exc}); nothing was committed, the previous data is as it was") from exc
@@ -64,47 +81,48 @@ def _as_written(back: DataFrame, frame: DataFrame, io: IOConfig) -> DataFrame:
     return back
 
 
-def refuse_drift(spark: SparkSession, io: IOConfig, folder: Path, staging: Path, options: dict[str, str]) -> None:
-    """Raise EngineError naming the output and the first difference unless the files Spark just wrote into
-    ``staging`` for an append to ``folder`` have the partition folders, columns and rows-v1 types of the data
-    already there (compared file to file, one of each, as the in-process engines compare their new part).
+def refuse_drift(
+    spark: SparkSession, frame: DataFrame, io: IOConfig, folder: Path, staging: Path, options: dict[str, str]
+) -> None:
+    """Raise EngineError naming the output and the first difference unless the frame an append (or a dynamic
+    partition overwrite) adds to ``folder`` has the partition folders, columns and rows-v1 types of the data
+    already there, as Spark reads it. Partition columns are left out: Spark types them from all the folder names
+    together when the output is read.
 
-    Spark takes one file's columns and types for all: new files of other ones leave the whole output unreadable,
-    or read old rows back as another type. A new or empty folder takes any files."""
+    parquet: one existing file stands for the rest (Spark takes one file's schema for all). csv and json: the
+    existing folder as Spark infers it, all files together (one day's file says little: an all-null column, a
+    field Spark's json writer left out), against the frame's own types; csv by position, so in order too. A new or
+    empty folder takes any frame."""
     from ubunye.engines.inputs import column_difference, listing, partition_difference
 
     existing, new = listing(io, folder) if folder.is_dir() else [], listing(io, staging)
     if not existing or not new:
         return
-    first, part = existing[0], new[0]
-    why = partition_difference(folder, first, folder / part.relative_to(staging), "the new files")
+    first = existing[0]
+    why = partition_difference(folder, first, folder / new[0].relative_to(staging), "the new files")
+    where = str(first)
     if why is None:
-        # csv is matched by position, parquet and json by name (as _io.LocalEngine._refuse_drift says)
-        columns, added = _types(spark, io, folder, first, options), _types(spark, io, staging, part, options)
-        if io.format == "csv":
-            # by position, so names and order; the types are inferred from all files together (one file's
-            # all-null column is a string, another's an int), so one file's say nothing
-            why = column_difference(str(first), list(columns), "the new files", list(added), ordered=True)
-        elif io.format == "json":
-            # Spark's writer leaves out a field null in every row of a file, and its reader merges the fields of
-            # all files: only a field both files hold, of another type, reads old rows back as another type
-            both = [c for c in columns if c in added]
-            why = column_difference(
-                str(first), {c: columns[c] for c in both}, "the new files", {c: added[c] for c in both}
-            )
+        parts = {c.lower() for c in io.partition_by}
+        ours = {f.name: spark_type_name(f.dataType, f.name) for f in frame.schema.fields if f.name.lower() not in parts}
+        if io.format == "parquet":
+            theirs = _types(spark.read.options(**options, basePath=str(folder)).load(str(first), format="parquet"))
         else:
-            why = column_difference(str(first), columns, "the new files", added)
+            where = f"the output as Spark reads it ({folder})"
+            theirs = _types(spark.read.options(**options).load(str(folder), format=io.format))
+        theirs = {n: t for n, t in theirs.items() if n.lower() not in parts}
+        if io.format == "json":  # a field null in every existing row is not there: the frame's type is the first
+            ours = {n: t for n, t in ours.items() if n in theirs}
+        why = column_difference(where, theirs, "the frame", ours, ordered=io.format == "csv")
     if why is None:
         return
-    msg = f"output {io.name!r}: cannot append to {folder}: {why}; Spark takes one file's columns and types for "
-    msg += "all, so the output would not read back as written. Nothing was committed, the previous data is as it "
-    msg += "was: make the frame's columns and types those of the output, overwrite it, or write another"
+    msg = f"output {io.name!r}: cannot append to {folder}: {why}; the output would not read back as written (old "
+    msg += "rows as another type, or not at all). Nothing was committed, the previous data is as it was: make the "
+    msg += "frame's columns and types those of the output, overwrite it, or write another"
     raise EngineError(msg)
 
 
-def _types(spark: SparkSession, io: IOConfig, root: Path, file: Path, options: dict[str, str]) -> dict[str, str]:
-    """Column name -> rows-v1 type of one data file as Spark reads it (its partition columns from ``root``)."""
-    read = spark.read.options(**options, basePath=str(root)).load(str(file), format=io.format)
+def _types(read: DataFrame) -> dict[str, str]:
+    """Column name -> rows-v1 type of what Spark read."""
     return {f.name: spark_type_name(f.dataType, f.name) for f in read.schema.fields}
 
 
