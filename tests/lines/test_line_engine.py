@@ -137,3 +137,19 @@ def test_the_engines_own_session_reads_and_writes_dates_before_1582(tmp_path: Pa
         assert done.returncode == 0, done.stderr[-2000:]
         got[engine] = json.loads(done.stdout)["data_hash"]
     assert got["spark"] == got["pandas"] == hash_frame(pq.read_table(tmp_path / "old.parquet")).data_hash
+
+
+def test_the_spark_engines_append_checks_on_this_line(spark: Any, tmp_path: Path) -> None:
+    # an ordinary daily append passes (read back with the frame's types, compared with the output as Spark reads
+    # it), a drifting one is refused before the commit, the quotes round-trip on pandas
+    from ubunye.config import IOConfig
+    from ubunye.exceptions import EngineError
+
+    engine, pandas = get_engine("spark", spark=spark), get_engine("pandas")
+    io = IOConfig("o", format="csv", path="a", partition_by=["dt"], mode="append")
+    for day, text in (("2024-01-01", 'say "hi"'), ("2024-01-02", "007")):
+        engine.write(spark.createDataFrame([(1, text, day)], "n int, s string, dt string"), io, tmp_path)
+    assert sorted(pandas.read(IOConfig("o", format="csv", path="a"), tmp_path)["s"].tolist()) == ["007", 'say "hi"']
+    with pytest.raises(EngineError, match=r"cannot append to .*column 'n' is int32 in the output .* but float64"):
+        engine.write(spark.createDataFrame([(1.5, "x", "2024-01-03")], "n double, s string, dt string"), io, tmp_path)
+    assert engine.read(io, tmp_path).count() == 2
