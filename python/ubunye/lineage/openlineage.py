@@ -31,6 +31,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 import uuid
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
@@ -218,6 +219,10 @@ class OpenLineageMonitor:
     name = "openlineage"
     #: A failing backend never fails the run (the runner logs it); the record notes it.
     essential = False
+    #: The longest one event may take to send, retries included (seconds). The client's own timeouts bound each
+    #: read, not the whole request: a backend answering one byte at a time would otherwise hold the run (and
+    #: its output locks, and its final record) forever. An event still sending then is given up and noted.
+    send_timeout: float = 60.0
 
     def __init__(
         self, namespace: str | None = None, transport: dict[str, Any] | None = None, table_namespace: str = "catalog"
@@ -381,7 +386,7 @@ class OpenLineageMonitor:
         note = self._note(context)
         try:
             event = self.event(context, state, at, inputs, outputs, error, options)
-            self._client_for().emit(event)
+            self._emit(event)
         except Exception as exc:  # never fails the run: logged, and noted in the record
             from ubunye.lineage.redact import mask_text
 
@@ -391,6 +396,36 @@ class OpenLineageMonitor:
             return
         self.events.append(event)
         note.setdefault("sent", []).append(state)
+
+    def _emit(self, event: RunEvent) -> None:
+        """Send one event, waiting at most :attr:`send_timeout` seconds for the client (on a daemon thread, so a
+        backend that never answers holds neither the run nor the end of the process).
+
+        Raises:
+            TimeoutError: the event was still being sent after ``send_timeout`` seconds (the client is then
+                dropped: the next event gets a new one rather than share a connection still in use).
+        """
+        client = self._client_for()
+        failed: list[BaseException] = []
+
+        def send() -> None:
+            try:
+                client.emit(event)
+            except BaseException as exc:  # handed to the run's thread, which decides
+                failed.append(exc)
+
+        sender = threading.Thread(target=send, name="ubunye-openlineage-send", daemon=True)
+        sender.start()
+        sender.join(self.send_timeout)
+        if sender.is_alive():
+            self._client = None
+            msg = f"the backend had not taken the event after {self.send_timeout:g}s; given up (it may still arrive)"
+            raise TimeoutError(msg)
+        if failed:
+            if isinstance(failed[0], Exception):
+                raise failed[0]
+            # a SystemExit or the like inside the client ended its thread, not the run
+            raise RuntimeError(f"{type(failed[0]).__name__}: {failed[0]}") from None
 
     def _note(self, context: RunContext) -> dict[str, Any]:
         """``record.extra["openlineage"]`` of this run (a scratch dict when no record is kept)."""

@@ -70,6 +70,54 @@ def shown_url(url: str) -> str:
     return mask_text(url)
 
 
+#: Schemes whose URL names a bucket or container first: ``s3:///x`` names none.
+_BUCKETED = frozenset({"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "az", "wasb", "wasbs"})
+
+
+def checked_url(url: str) -> str:
+    """A records URL as it is used (its scheme in lower case, as schemes are case-insensitive), or a RecordError
+    naming what is wrong with it: nothing after ``://``; no bucket where the scheme needs one; a query or a
+    fragment; an empty (``//``), ``.`` or ``..`` segment in its path.
+
+    An object store keeps such segments as they are (``s3://b/a/../r`` writes under the key ``a/../r``, which
+    another tool would read as ``r``; ``s3://b//r`` writes records that listing ``b/r`` never finds): a records
+    location means one place to every reader, so they are refused.
+
+    Example:
+        >>> checked_url("S3://bucket/records/")
+        's3://bucket/records/'
+        >>> checked_url("s3://bucket/a/../records")
+        Traceback (most recent call last):
+        ubunye.exceptions.RecordError: records s3://bucket/a/../records: the segment '..' in its path is ...
+    """
+    scheme = scheme_of(url)
+    if scheme is None:
+        return url
+    rest = url[len(scheme) + 3 :]
+    url = f"{scheme}://{rest}"
+    shown = shown_url(url)
+    if "?" in rest or "#" in rest:
+        msg = f"records {shown}: a records URL takes no query or fragment (give storage options in Python instead)"
+        raise RecordError(msg)
+    authority, _, path = rest.rstrip("/").partition("/")
+    if not authority and not path:
+        what = "bucket or container" if scheme in _BUCKETED else "location"
+        msg = f"records {shown}: names no {what} (e.g. {scheme}://bucket/records)"
+        raise RecordError(msg)
+    if not authority and scheme in _BUCKETED:
+        msg = f"records {shown}: names no bucket or container ({scheme}:// is followed by '/')"
+        raise RecordError(msg)
+    for segment in path.split("/") if path else ():
+        if segment in ("", ".", ".."):
+            shown_segment = "an empty segment ('//')" if not segment else f"the segment {segment!r}"
+            msg = (
+                f"records {shown}: {shown_segment} in its path is kept as it is by an object store, so readers "
+                "and writers would not agree where the records are; write the path without it"
+            )
+            raise RecordError(msg)
+    return url
+
+
 class RemoteFiles:
     """Whole objects under one root URL, through fsspec.
 
@@ -81,6 +129,7 @@ class RemoteFiles:
     """
 
     def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
+        url = checked_url(url)
         self.url = url.rstrip("/")
         self.shown = shown_url(self.url)
         self.scheme = scheme_of(url) or "file"
@@ -167,9 +216,16 @@ class RemoteFiles:
             raise self._error("cannot write run record", rel, exc) from None
 
     def remove(self, rel: str) -> None:
-        """Delete everything under ``rel``; failures are logged only (a reader prefers the final record anyway)."""
+        """Delete every object under ``rel``; failures are logged only (a reader prefers the final record anyway).
+
+        Object by object, each named as listed: fsspec's ``rm`` reads ``[``, ``*`` and ``?`` in a path as a glob, so
+        the running states of a task named ``[bold]x`` would match nothing and stay.
+        """
         try:
-            self.fs.rm(self._path(rel), recursive=True)
+            self.fs.invalidate_cache()
+            found = self.fs.find(self._path(rel), detail=False)
+            for path in found:
+                self.fs.rm_file(path)
         except FileNotFoundError:
             return
         except Exception as exc:

@@ -342,15 +342,22 @@ class RecordStore:
         return [e.record for e in self.entries(usecase, package, task) if e.record is not None]
 
     def load(self, run_id: str) -> RunRecord:
-        """The record with this run_id (anywhere in the store)."""
-        for c in self._candidates(None, None, None):
-            if c.run_id == run_id:
-                found = self._load(c)
-                if found.record is None:
-                    raise RecordError(found.problem or f"{found.path}: cannot load run record")
-                return found.record
-        msg = f"no run record {run_id!r} under {self.root}"
-        raise RecordError(msg)
+        """The record with this run_id (anywhere in the store).
+
+        Raises:
+            RecordError: no run has this id, runs of several tasks have it (a record copied, or an id chosen by
+                hand: which one is meant cannot be guessed), or its record cannot be loaded.
+        """
+        found_all = [c for c in self._candidates(None, None, None) if c.run_id == run_id]
+        if not found_all:
+            msg = f"no run record {run_id!r} under {self.root}"
+            raise RecordError(msg)
+        if len(found_all) > 1:
+            raise RecordError(_same_id(run_id, found_all))
+        found = self._load(found_all[0])
+        if found.record is None:
+            raise RecordError(found.problem or f"{found.path}: cannot load run record")
+        return found.record
 
     def resolve(
         self, ref: str, usecase: str | None = None, package: str | None = None, task: str | None = None
@@ -401,6 +408,8 @@ class RecordStore:
             if not found_all:
                 msg = f"no run {ref!r} among the runs of {where} under {self.root}"
                 raise RecordError(msg)
+            if len(exact) > 1:
+                raise RecordError(_same_id(ref, exact))
             if len(found_all) > 1:
                 ids = sorted(c.run_id for c in found_all)
                 names = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
@@ -476,6 +485,10 @@ class RecordStore:
         the store (a reader command prints one line), not an OSError halfway through a listing."""
         root = Path(self.root)
         if not root.is_dir():
+            if root.exists() or root.is_symlink():  # a file (or a dangling link) where the store's folder goes
+                kind = "a broken symlink" if not root.exists() else "not a folder"
+                msg = f"cannot list the record store {printable(str(root))}: it is {kind}"
+                raise RecordError(msg)
             return []
         # A name is a name, not a pattern: "[u]" must not match the usecase "u".
         pattern = "/".join(glob.escape(x) if x else "*" for x in (usecase, package, task)) + "/*.json"
@@ -507,6 +520,12 @@ def _next_sequence() -> str:
     with _SEQUENCE_LOCK:
         _last_sequence = max(time.time_ns(), _last_sequence + 1)
         return f"{_last_sequence:020d}"
+
+
+def _same_id(run_id: str, found: list[_Candidate]) -> str:
+    tasks = sorted("/".join(printable(x) for x in c.identity) for c in found)
+    names = ", ".join(tasks[:5]) + (", ..." if len(tasks) > 5 else "")
+    return f"run id {printable(run_id)!r} is the id of runs of {len(tasks)} tasks ({names}): give -u/-p/-t"
 
 
 def _final_key(usecase: str, package: str, task: str, run_id: str) -> str:
@@ -552,8 +571,18 @@ def _local_root(records: str) -> Path | None:
     """The local folder a records location names (a path or a ``file://`` URL), None for any other URL."""
     from ubunye.lineage.remote import scheme_of
 
+    variable = _UNEXPANDED.search(records)
+    if variable:
+        msg = f"records location {printable(records)!r} holds {variable.group(0)!r}, which nothing expands here: "
+        msg += "give the path itself (a shell expands variables only outside quotes)"
+        raise RecordError(msg)
     scheme = scheme_of(records)
     if scheme is None:
+        head = records.split("/", 1)[0]
+        if ":" in head and _known_scheme(head.partition(":")[0]):
+            msg = f"records location {printable(records)!r} looks like a URL without '//' "
+            msg += f"({head.partition(':')[0]}://...); a local folder named so would be made in the current folder"
+            raise RecordError(msg)
         return Path(records).expanduser().resolve()
     if scheme == "file":
         from ubunye.engines.paths import local_path
@@ -570,6 +599,24 @@ def _local_root(records: str) -> Path | None:
             raise RecordError(msg)
         return path.resolve()
     return None
+
+
+#: ``$NAME`` or ``${NAME}`` left in a records location: a variable nobody expanded (quoted in a shell, a job's
+#: parameter, a YAML file), which would otherwise become a folder named ``$NAME``.
+_UNEXPANDED = re.compile(r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _known_scheme(name: str) -> bool:
+    """Whether ``name`` is the scheme of a filesystem fsspec knows (``s3``, ``gs``, ``abfs``, ``file``...)."""
+    if len(name) < 2 or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", name):  # "C:" is a drive, not a scheme
+        return False
+    try:
+        from fsspec.registry import known_implementations
+    except ImportError:
+        from ubunye.lineage.remote import EXTRAS
+
+        return name.lower() in EXTRAS or name.lower() == "file"
+    return name.lower() in known_implementations
 
 
 def instant(text: str | None) -> dt.datetime | None:
