@@ -25,11 +25,13 @@ from ubunye.config import IOConfig
 from ubunye.config.model import BACKENDS, DEFAULT_BUCKETS, FORMATS
 from ubunye.engines import Engine, get_engine
 from ubunye.exceptions import UbunyeError
+from ubunye.lineage.compare import UNKNOWN, check_datasets, compare_datasets
 from ubunye.lineage.diff import DiffError, TableDiff, diff_tables
 from ubunye.lineage.profiles import packed_buckets
 from ubunye.lineage.record import DatasetRecord, RunRecord, printable
 
 _BUCKET = 24
+PROFILE = "profile-v1"  # the profile method whose buckets this module reads (docs/rows-v1.md section 12)
 
 
 @dataclass
@@ -91,13 +93,40 @@ def _recorded_io(d: DatasetRecord, label: str, run_id: str) -> IOConfig:
     return IOConfig(name=d.name, format=d.format, path=d.location, version=version, allow_empty=True)
 
 
+def _reason(exc: BaseException) -> str:
+    """One line saying why a read failed: a JVM error's innermost cause (py4j's own first line says nothing)."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            cause, text = java, ""
+            for _ in range(20):  # the chain of causes, innermost last (bounded: a cycle must not hang the CLI)
+                message = cause.getMessage()
+                if message:
+                    text = f"{cause.getClass().getSimpleName()}: {message}"
+                nxt = cause.getCause()
+                if nxt is None:
+                    break
+                cause = nxt
+            if text:
+                return text.strip().splitlines()[0]
+        except Exception:  # the JVM is gone: fall back on Python's text
+            pass
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def _cannot_read(side: _Side, exc: BaseException) -> DiffError:
+    gone = " (the data it recorded is gone)" if side.dataset is not None else ""
+    why = str(exc) if isinstance(exc, UbunyeError) else _reason(exc)
+    return DiffError(f"{side.label}: cannot read {side.what}{gone}: {why}")
+
+
 def _read(side: _Side, engines: dict[str, Engine[Any]]) -> object:
     eng = engines.setdefault(side.engine, get_engine(side.engine))
     try:
         return eng.read(side.io, Path.cwd())
-    except UbunyeError as exc:
-        gone = " (the data it recorded is gone)" if side.dataset is not None else ""
-        raise DiffError(f"{side.label}: cannot read {side.what}{gone}: {exc}") from exc
+    except Exception as exc:  # an engine's own error (deltalake, polars, Spark) is a read error all the same
+        raise _cannot_read(side, exc) from exc
 
 
 def _to_arrow(frame: object) -> pa.Table:
@@ -126,6 +155,11 @@ def _bucket_rows(packed: bytes, wanted: list[int]) -> dict[int, bytes]:
     return {i: packed[i * _BUCKET : (i + 1) * _BUCKET] for i in wanted}
 
 
+def _stale(side: _Side) -> str:
+    where = printable(side.dataset.location or "?") if side.dataset is not None else "?"
+    return f"{side.label}: the data at {where} is no longer what the run recorded (it was overwritten since)"
+
+
 def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | None, wanted: list[int] | None) -> None:
     """The rows read are the rows the record vouches for: their bucket numbers, or the whole data hash."""
     d = side.dataset
@@ -133,11 +167,15 @@ def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | No
         return
     from ubunye.hashing import hash_frame
     from ubunye.hashing.profile import profile_frame
+    from ubunye.hashing.types import schema_string
 
-    stale = (
-        f"{side.label}: the data at {printable(d.location or '?')} is no longer what the run recorded (it was "
-        "overwritten since)"
-    )
+    stale = _stale(side)
+    # Bucket numbers are sums of row lines, which do not hold the column types: an int32 column rewritten as int64
+    # keeps them. The types the diff would report must be the recorded ones too (the data hash covers them).
+    schema = schema_string(table.schema)
+    if d.schema is not None and schema != d.schema:
+        raise DiffError(f"{stale} (its columns are {printable(schema)}, the run recorded {printable(d.schema)}); "
+                        "cannot diff it")  # fmt: skip
     if wanted is None:
         if d.data_hash is None:
             raise DiffError(f"{side.label}: the run recorded no data hash for {d.name}: cannot tell its rows")
@@ -197,9 +235,12 @@ def _plan(a: _Side, b: _Side, key: list[str] | None) -> tuple[list[str] | None, 
     da, db = a.dataset, b.dataset
     assert da is not None and db is not None
     key_a, key_b = da.key or None, db.key or None
-    if key_a != key_b:
-        return key or key_a, None, None, "the runs' buckets use different keys: every row is read"
+    if da.buckets is not None and db.buckets is not None and not da.profile_method == db.profile_method == PROFILE:
+        methods = f"{da.profile_method or 'none'} and {db.profile_method or 'none'}"
+        return key or key_a, None, None, f"the records' profiles ({methods}) are not comparable: every row is read"
     # A key line sorts its columns (section 12.2): [region, day] and [day, region] place rows alike.
+    if sorted(key_a or []) != sorted(key_b or []):
+        return key or key_a, None, None, "the runs' buckets use different keys: every row is read"
     if key is not None and sorted(key) != sorted(key_a or []):
         return key, None, None, f"--key {', '.join(key)} is not the key the records' buckets use: every row is read"
     key = key_a
@@ -224,6 +265,8 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
         Traceback (most recent call last):
         ubunye.lineage.diff.DiffError: runs A and B share no output (A a: none; B b: none): nothing to diff
     """
+    check_datasets(a)
+    check_datasets(b)
     name = dataset or _changed_output(a, b)
     da, db = _dataset(a, name, "A"), _dataset(b, name, "B")
     sides = []
@@ -236,7 +279,10 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
     sa, sb = sides
     key, n, wanted, note = _plan(sa, sb, key)
     if da.data_hash is not None and da.data_hash == db.data_hash:
-        return DiffReport(name, _describe(sa), _describe(sb), key, None, None, "same data hash: no row differs")
+        verdict = compare_datasets("output", da, db)
+        if verdict.data != UNKNOWN:  # unknown with two equal hashes: the records' profiles say otherwise
+            return DiffReport(name, _describe(sa), _describe(sb), key, None, None, "same data hash: no row differs")
+        note = f"{verdict.reason}; {note}"  # a damaged record: the rows read are checked against each record
     return _run(name, sa, sb, key, n, wanted, note, limit)
 
 
@@ -272,6 +318,8 @@ def diff_targets(target_a: str, target_b: str, *, fmt_a: str | None = None, fmt_
             profiles.append(engines[side.engine].profile(frame, key=key, buckets=buckets))
         except (UbunyeError, ValueError) as exc:
             raise DiffError(f"{side.label}: {side.what}: {exc}") from exc
+        except Exception as exc:  # a lazy frame (Spark) reads its files here
+            raise _cannot_read(side, exc) from exc
     pa_, pb = profiles
     if pa_.hash.data_hash == pb.hash.data_hash:
         return DiffReport(target_b, _describe(sa), _describe(sb), key, None, None, "same data hash: no row differs")
@@ -286,8 +334,17 @@ def _run(name: str, sa: _Side, sb: _Side, key: list[str] | None, n: int | None, 
     engines = {} if engines is None else engines
     tables = []
     for side in (sa, sb):
-        frame = _filtered(_read(side, engines), wanted, key, n)
-        table = _to_arrow(frame)
+        frame = _read(side, engines)
+        try:
+            frame = _filtered(frame, wanted, key, n)
+        except UbunyeError as exc:  # the key the record's buckets use is no column of what is there now
+            if side.dataset is None:
+                raise DiffError(f"{side.label}: {side.what}: {exc}") from exc
+            raise DiffError(_stale(side) + f": {exc}; cannot diff it") from exc
+        try:
+            table = _to_arrow(frame)  # a lazy frame (Spark) reads its files here: a vacuumed Delta fails here
+        except Exception as exc:
+            raise _cannot_read(side, exc) from exc
         side.rows_read = table.num_rows
         _check_side(side, table, key, n, wanted)
         tables.append(table)
@@ -355,9 +412,12 @@ def diff_command(
     else:
         if not (run_a and run_b):
             raise typer.BadParameter("give two runs (or --a and --b)", param_hint="RUN_A RUN_B")
-        ra = resolve_run(run_a, usecase_dir, usecase, package, task, records).record
-        rb = resolve_run(run_b, usecase_dir, usecase, package, task, records).record
+        found_a = resolve_run(run_a, usecase_dir, usecase, package, task, records)
+        found_b = resolve_run(run_b, usecase_dir, usecase, package, task, records)
+        ra, rb = found_a.record, found_b.record
         assert ra is not None and rb is not None
+        check_datasets(ra, str(found_a.path))  # a dataset named twice: an error naming the file and field
+        check_datasets(rb, str(found_b.path))
         report = diff_runs(ra, rb, dataset, keys, limit, engine)
     if as_json:
         emit_json(report.to_dict())
@@ -370,10 +430,13 @@ def render_diff(r: DiffReport) -> None:
     """The diff as rich tables: the verdict, what was read, then rows only in A / B and changed cells."""
     out = console(markup=False)
     d = r.diff
-    verdict = "same data" if r.same else "rows differ"
+    verdict = "same data"
     if d is not None and not r.same:
-        verdict += (f": {d.only_a.count} only in A, {d.only_b.count} only in B"
-                    + (f", {d.changed.rows} changed" if d.key else ""))  # fmt: skip
+        if d.only_a.count or d.only_b.count or d.changed.rows:
+            verdict = (f"rows differ: {d.only_a.count} only in A, {d.only_b.count} only in B"
+                       + (f", {d.changed.rows} changed" if d.key else ""))  # fmt: skip
+        else:  # every row alike, in the columns both have: a column added, dropped or retyped
+            verdict = "columns differ, rows alike"
     out.print(line(("diff ", "bold"), dash(r.dataset, "bold"), ": ", dash(verdict, "bold")))
     for label, side in (("A", r.a), ("B", r.b)):
         version = f" @ version {side['version']}" if side.get("version") is not None else ""
@@ -394,8 +457,11 @@ def render_diff(r: DiffReport) -> None:
         if not rows.count:
             continue
         first = f", first {len(rows.rows)}" if len(rows.rows) < rows.count else ""
-        t = Table(title=f"{title} ({rows.count}{first})", title_justify="left")
-        columns = list(rows.rows[0]) if rows.rows else []
+        out.print(f"{title} ({rows.count}{first})")  # above the table, not its title: a title wraps to its width
+        t = Table()
+        if not rows.rows:  # --limit 0: the count alone
+            continue
+        columns = list(rows.rows[0])
         for c in columns:
             t.add_column(c, overflow="fold")
         for row in rows.rows:
@@ -403,7 +469,10 @@ def render_diff(r: DiffReport) -> None:
         out.print(t)
     if d.changed.rows:
         shown = len(d.changed.cells)
-        t = Table(title=f"changed cells ({d.changed.rows} rows; {shown} cells shown)", title_justify="left")
+        out.print(f"changed cells ({d.changed.rows} rows; {shown} cells shown)")
+        if not shown:
+            return
+        t = Table()
         for c in ("key", "column", "A", "B"):
             t.add_column(c, overflow="fold")
         for cell in d.changed.cells:

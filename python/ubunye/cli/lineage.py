@@ -28,7 +28,7 @@ from ubunye.cli.render import (
     state_text,
 )
 from ubunye.exceptions import RecordError
-from ubunye.lineage.compare import compare_records
+from ubunye.lineage.compare import check_datasets, compare_records
 from ubunye.lineage.liveness import run_state
 from ubunye.lineage.record import RunRecord, printable
 from ubunye.lineage.redact import mask_text
@@ -313,9 +313,12 @@ def compare(
 
     Example: ubunye lineage compare latest~1 latest -d examples -u shop -p daily -t revenue
     """
-    a = resolve_run(run_a, usecase_dir, usecase, package, task, records).record
-    b = resolve_run(run_b, usecase_dir, usecase, package, task, records).record
+    found_a = resolve_run(run_a, usecase_dir, usecase, package, task, records)
+    found_b = resolve_run(run_b, usecase_dir, usecase, package, task, records)
+    a, b = found_a.record, found_b.record
     assert a is not None and b is not None
+    check_datasets(a, str(found_a.path))  # a dataset named twice: one error line naming the file and field
+    check_datasets(b, str(found_b.path))
     states = (run_state(a), run_state(b))
     result = compare_records(a, b, states)
     if as_json:

@@ -4,7 +4,9 @@ Data verdicts per input and output:
 
 - ``unchanged`` / ``changed``: both sides hashed with the same ``hash_method``.
 - ``not comparable``: a ``hash_method`` missing or different (a v1 record against a v2 one).
-- ``unknown``: a data hash missing on either side (``hash_error`` says why); never ``unchanged``.
+- ``unknown``: a data hash missing on either side (``hash_error`` says why); never ``unchanged``. Also when the
+  data hashes are equal but the records' row counts, column fingerprints or buckets say otherwise (a damaged or
+  edited record): equal hashes are then no evidence of the same data.
 - ``added`` / ``removed``: the dataset is in one run only.
 
 Example:
@@ -229,7 +231,7 @@ def _why(d: DatasetDiff) -> str:
     if d.data == NOT_COMPARABLE:
         return f" ({d.reason})"
     if d.data == UNKNOWN:
-        return " (no data hash)"
+        return f" ({d.reason})" if d.hash_a and d.hash_b and d.reason else " (no data hash)"
     return ""
 
 
@@ -262,6 +264,10 @@ def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None
     else:
         schema = UNKNOWN
     columns, buckets, note = _profiles(x, y) if a is not None and b is not None else (None, None, None)
+    if data == UNCHANGED:
+        disagree = _disagreement(x, y, columns, buckets)
+        if disagree:  # one data hash, two different datasets: the records cannot both be right
+            data, reason = UNKNOWN, f"the records disagree: equal data hashes, but {disagree}"
     return DatasetDiff(
         side, (a or y).name, data, reason, x.row_count, y.row_count, schema, x.schema, y.schema,
         x.data_hash, y.data_hash, x.hash_method, y.hash_method, x.location, y.location,
@@ -281,6 +287,43 @@ def _profiles(a: DatasetRecord, b: DatasetRecord) -> tuple[ColumnChanges | None,
     if buckets is None and a.buckets is not None and b.buckets is not None:
         note = f"buckets not comparable (n {a.buckets.n} -> {b.buckets.n}, key {a.key} -> {b.key})"
     return compare_columns(a, b), buckets, note
+
+
+def _disagreement(
+    a: DatasetRecord, b: DatasetRecord, columns: ColumnChanges | None, buckets: BucketChanges | None
+) -> str:
+    """What, besides the data hash, says two records of equal data hashes hold different data ("" if nothing).
+
+    The data hash covers the schema, the row count and every row (docs/rows-v1.md section 9), and the profile is
+    made from the same rows in the same pass: equal hashes with different row counts, column fingerprints or
+    bucket numbers mean a damaged (or edited) record, which must not be read as "same data".
+    """
+    parts = []
+    if a.row_count is not None and b.row_count is not None and a.row_count != b.row_count:
+        parts.append(f"row counts {a.row_count} and {b.row_count}")
+    if columns is not None and (columns.changed or columns.added or columns.removed):
+        parts.append(columns.describe())
+    if buckets is not None and buckets.differing:
+        parts.append(buckets.describe() + " differ")
+    return "; ".join(parts)
+
+
+def check_datasets(record: RunRecord, path: str | None = None) -> None:
+    """A record naming one input (or one output) twice is malformed: which of the two would be compared?
+
+    Example:
+        >>> o = DatasetRecord("o", data_hash="sha256:1")
+        >>> check_datasets(RunRecord(run_id="a", usecase="u", package="p", task="t", outputs=[o, o]), "/r.json")
+        Traceback (most recent call last):
+        ubunye.lineage.record.MalformedRecord: /r.json: outputs[1].name: 'o' is repeated (outputs[0] has it too)
+    """
+    for side, items in (("outputs", record.outputs), ("inputs", record.inputs)):
+        seen: dict[str, int] = {}
+        for i, d in enumerate(items):
+            if d.name in seen:
+                msg = f"{d.name!r} is repeated ({side}[{seen[d.name]}] has it too)"
+                raise MalformedRecord(msg, path, f"{side}[{i}].name")
+            seen[d.name] = i
 
 
 def _missing_reason(a: DatasetRecord, b: DatasetRecord) -> str:
@@ -347,6 +390,8 @@ def compare_records(a: RunRecord, b: RunRecord, states: tuple[str, str] | None =
     did not finish, and its outputs are compared by the hashes its record holds (an output its last checkpoint
     reached carries the hash of the data being committed), never assumed to be the other run's.
 
+    A record naming one input or output twice raises ``MalformedRecord`` (see :func:`check_datasets`).
+
     Example:
         >>> from ubunye.lineage.record import RunRecord
         >>> env = lambda v: {"packages": {"pyarrow": v}}
@@ -355,6 +400,8 @@ def compare_records(a: RunRecord, b: RunRecord, states: tuple[str, str] | None =
         >>> compare_records(a, b).summary
         'data unknown: no outputs recorded; what moved: environment (pyarrow 17.0.0 -> 18.1.0)'
     """
+    check_datasets(a)
+    check_datasets(b)
     env_a, env_b = a.environment or {}, b.environment or {}
     facts = [_field(k, env_a.get(k), env_b.get(k)) for k in ENV_FACTS if k in env_a or k in env_b]
     engine_key = a.backend if a.backend == b.backend else None

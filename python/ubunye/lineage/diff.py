@@ -129,7 +129,11 @@ def diff_tables(a: pa.Table, b: pa.Table, key: list[str] | None = None, limit: i
     if limit < 0:
         raise DiffError(f"limit must be >= 0, got {limit}")
     cols_a, cols_b = set(a.column_names), set(b.column_names)
+    if key is not None and not key:
+        raise DiffError("the key is empty: give at least one column, or no key to compare whole rows")
     for name in key or []:
+        if list(key or []).count(name) > 1:
+            raise DiffError(f"key column {name!r} is repeated")
         for side, cols in (("A", cols_a), ("B", cols_b)):
             if name not in cols:
                 raise DiffError(f"key column {name!r} is not a column of table {side} (columns: {sorted(cols)})")
