@@ -128,6 +128,9 @@ class DeltaSnapshot:
         configuration: ``metaData.configuration`` (``delta.columnMapping.mode``...).
         schema_json: the table's schema in the Delta protocol's JSON (Spark's ``StructType`` JSON), as deltalake
             gives it; ``""`` when unknown.
+        empty_partitions: the partition columns some file of which has the empty string as its value in the log.
+            deltalake parses it as null (:attr:`DeltaFile.partition` is None for it, as for a null), Spark's Delta
+            reader gives a string column the empty string: which a file holds cannot be told from ``files``.
     """
 
     version: int
@@ -137,6 +140,7 @@ class DeltaSnapshot:
     features: frozenset[str]
     configuration: Mapping[str, str]
     schema_json: str = ""
+    empty_partitions: frozenset[str] = frozenset()
 
 
 def _reusable(files: Mapping[str, tuple[tuple[int, int, str | None], P]], file: DeltaFile) -> P | None:
@@ -320,6 +324,9 @@ def read_snapshot(table: DeltaTable, deletion_vectors: bool = False) -> DeltaSna
         replace(f, deletion_vector=vectors[f.path][0], deleted=vectors[f.path][1]) if f.path in vectors else f
         for f in files
     )
+    # The log's own partition values (``partitions()`` gives them as text): an empty string there is parsed as null
+    # in the add actions above, so which columns hold one is asked separately.
+    empty = frozenset(c for p in (table.partitions() if partition_columns else ()) for c, v in p.items() if v == "")
     return DeltaSnapshot(
         int(table.version()),
         str(meta.id),
@@ -328,6 +335,7 @@ def read_snapshot(table: DeltaTable, deletion_vectors: bool = False) -> DeltaSna
         features,
         dict(meta.configuration or {}),
         table.schema().to_json(),
+        empty,
     )
 
 

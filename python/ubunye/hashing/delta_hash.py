@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import unquote, urlsplit
 
-from ubunye.hashing.delta_files import DeltaSnapshot, P, SumsCache, read_snapshot
+from ubunye.hashing.delta_files import DeltaFile, DeltaSnapshot, P, SumsCache, read_snapshot
 from ubunye.hashing.delta_numbers import Cached, FileNumbers, Identity, ProfileParts, RowSums
 from ubunye.hashing.digest import FrameHash, check_engine
 from ubunye.hashing.profile import DEFAULT_BUCKETS, FrameProfile, check_profile_options
@@ -138,6 +138,14 @@ def _cached(
     return cached, ""
 
 
+def _rows_agree(rows: int, f: DeltaFile) -> bool:
+    """Whether ``rows`` may be the rows of ``f``: its numRecords, less the rows its deletion vector deletes (known
+    when the vectors were read); any count when the log does not tell."""
+    if f.records is None or (f.deletion_vector is not None and f.deleted is None):
+        return True
+    return rows == f.records - (f.deleted.count if f.deleted is not None else 0)
+
+
 def _split(
     numbers: FileNumbers[P], snap: DeltaSnapshot, schema: str, cached: Cached[P] | None, why: str
 ) -> tuple[dict[str, P], str]:
@@ -149,9 +157,9 @@ def _split(
     if cached is not None:
         for f in snap.files:
             part = cached.reusable(f)
-            # A file without a deletion vector holds exactly the log's numRecords rows: a cached part that counts
-            # other rows is not this file's (whatever its identity says), so the file is read again.
-            if part is not None and (f.deletion_vector or f.records is None or numbers.rows(part) == f.records):
+            # A file holds exactly the log's numRecords rows (less those its deletion vector deletes, when read): a
+            # cached part that counts other rows is not this file's (whatever its identity says): it is read again.
+            if part is not None and _rows_agree(numbers.rows(part), f):
                 reused[f.path] = part
     if not reused and not why:
         why = f"none of the {len(snap.files)} files has cached {noun}" if snap.files else "the table has no data files"

@@ -325,6 +325,14 @@ class SparkDeltaFiles:
             return f"table feature(s) {shown}: not known to leave a file's rows as its Parquet file holds them"
         if "_metadata" in {c.lower() for c in self.columns}:
             return "a column named _metadata hides Spark's file metadata"
+        if snap.empty_partitions:
+            # deltalake parses the log's "" as null; Spark's Delta reader gives a string column "": a file of either
+            # would be rebuilt with a null (and a partition's filter would miss the other), so neither is read alone.
+            shown = ", ".join(repr(c) for c in sorted(snap.empty_partitions))
+            return (
+                f"partition column(s) {shown} hold the empty string in the Delta log, which deltalake reads as null: "
+                "its files are told from null ones by Spark's Delta reader only"
+            )
         fields = {f.name: f.dataType for f in self.struct.fields}
         for name in snap.partition_columns:
             if name not in fields or not _rebuildable(fields[name]):

@@ -246,8 +246,36 @@ class FileSumsCache:
                 self._check_size(parts_folder, data)
                 self._put(parts_folder, name, data)
         self._write(folder, document)
-        for name in kept - set(parts):  # parts no document names any more (only older documents did)
+        # Another run may have saved meanwhile, naming parts that were there before (so not written again by it):
+        # its own are put back if this run's listing made them look unused, and no part a document still in the
+        # folder names is deleted (only older documents named the others, and they are gone).
+        there = set(self._names(parts_folder))
+        for name, data in parts.items():
+            if name not in there:
+                self._put(parts_folder, name, data)
+        named = self._named_parts(folder)
+        if named is None:  # a document that could not be read may name any part: none is deleted this time
+            return
+        for name in kept - set(parts) - named:
             self._delete(parts_folder, name)
+
+    def _named_parts(self, folder: str) -> set[str] | None:
+        """The parts the documents now in ``folder`` name; None when one of them could not be read."""
+        named: set[str] = set()
+        for doc in self._names(folder):
+            try:
+                body = json.loads(gunzip(self._read(folder, doc), doc, "profiles").decode("utf-8"))
+            except RecordError:  # deleted meanwhile by a newer save, or unreadable
+                if doc in self._names(folder):
+                    return None
+                continue
+            except (ValueError, RecursionError):  # not JSON: names no part a reader would take
+                continue
+            refs = body.get("parts") if isinstance(body, dict) else None
+            for ref in refs if isinstance(refs, list) else ():
+                if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+                    named.add(ref["name"])
+        return named
 
     def _check_size(self, folder: str, data: bytes) -> None:
         # A document no reader would take is not worth writing every run. The reader bounds the unzipped
@@ -356,8 +384,8 @@ def checked_body(
     reader and checksum are the expected ones (the checksum removed), else a RecordError naming ``shown``."""
     try:
         body = json.loads(gunzip(data, shown, noun).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise RecordError(f"{shown}: corrupt cached {noun} (not JSON: {exc})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # RecursionError: arrays nested too deep
+        raise RecordError(f"{shown}: corrupt cached {noun} (not JSON: {type(exc).__name__}: {exc})") from None
     fmt, fmt_version, method = kind
     if not isinstance(body, dict) or body.get("format") != fmt:
         raise RecordError(f"{shown}: not a document of cached Delta file {noun} (format {fmt!r})")
