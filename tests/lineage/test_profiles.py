@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import base64
+import json
 import struct
 import zlib
+from dataclasses import replace
 
 import pytest
+from typer.testing import CliRunner
 
+from ubunye.cli.main import app
 from ubunye.lineage.compare import compare_records
 from ubunye.lineage.profiles import buckets_record, compare_buckets, compare_columns, packed_buckets
-from ubunye.lineage.record import ColumnRecord, DatasetRecord, MalformedRecord, RunRecord
+from ubunye.lineage.record import BucketsRecord, ColumnRecord, DatasetRecord, MalformedRecord, RunRecord
 
 
 def _packed(rows: list[tuple[int, int, int]]) -> bytes:
@@ -48,8 +52,6 @@ def test_packed_buckets_of_a_wrong_size_are_refused(size):
     ],
 )
 def test_damaged_bucket_data_is_a_malformed_record_naming_the_field(data, n, words):
-    from ubunye.lineage.record import BucketsRecord
-
     with pytest.raises(MalformedRecord) as err:
         packed_buckets(BucketsRecord(n=n, data=data), "outputs[0].buckets")
     assert str(err.value).startswith("outputs[0].buckets: ")
@@ -130,12 +132,66 @@ def test_a_damaged_bucket_field_keeps_the_data_verdict_and_says_why():
                          buckets=buckets_record(bytes(24 * 4)), columns={})  # fmt: skip
     bad = DatasetRecord("o", data_hash="sha256:2", hash_method="rows-v1", profile_method="profile-v1",
                         columns={})  # fmt: skip
-    from ubunye.lineage.record import BucketsRecord
-
     bad.buckets = BucketsRecord(n=4, data="AAAA")
-    d = compare_records(_record("a", good), _record("b", bad)).outputs[0]
+    c = compare_records(_record("a", good), _record("b", bad))
+    d = c.outputs[0]
     assert d.data == "changed"
-    assert "run B: o.buckets" in (d.profile_note or "")
+    why = "run B: outputs[0].buckets: data is not base64 of zlib-compressed buckets"
+    assert (d.profile_note, d.buckets_error) == (why, why)
+    # The summary said "data changed: output o; nothing recorded moved", as if the buckets had been read.
+    assert c.summary == f"data changed: output o; buckets could not be read: output o ({why}); nothing recorded moved"
+
+
+def test_damaged_buckets_are_named_with_the_record_file_in_the_summary(tmp_path):
+    """Through the CLI: the summary names the file and field of the damaged buckets; the verdict (and exit
+    status) stay what the data hashes say."""
+    rows = [(1, 10, 20), (0, 0, 0), (0, 0, 0), (0, 0, 0)]
+    good = DatasetRecord("o", row_count=1, data_hash="sha256:1", hash_method="rows-v1", profile_method="profile-v1",
+                         buckets=buckets_record(_packed(rows)), columns={})  # fmt: skip
+    paths = []
+    for run_id, buckets in (("a", good.buckets), ("b", BucketsRecord(n=4, data="AAAA"))):
+        r = _record(run_id, replace(good, buckets=buckets))
+        r.inputs = [DatasetRecord("i", data_hash="sha256:9", hash_method="rows-v1")]
+        path = tmp_path / f"{run_id}.json"
+        path.write_text(json.dumps(r.to_dict()))
+        paths.append(str(path))
+    result = CliRunner().invoke(app, ["lineage", "compare", *paths, "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    why = f"run B: {paths[1]}: outputs[0].buckets: data is not base64 of zlib-compressed buckets"
+    assert out["summary"] == f"same data; buckets could not be read: output o ({why})"
+    assert out["outputs"][0]["buckets_error"] == why
+
+
+def test_bucket_counts_that_do_not_add_up_to_the_row_count_are_a_damaged_record():
+    rows = [(1, 10, 20), (1, 0, 0)]
+    a = DatasetRecord("o", row_count=2, data_hash="sha256:1", hash_method="rows-v1", profile_method="profile-v1",
+                      buckets=buckets_record(_packed(rows)), columns={})  # fmt: skip
+    b = DatasetRecord("o", row_count=3, data_hash="sha256:2", hash_method="rows-v1", profile_method="profile-v1",
+                      buckets=buckets_record(_packed(rows)), columns={})  # fmt: skip
+    d = compare_records(_record("a", a), _record("b", b)).outputs[0]
+    assert d.buckets is None
+    assert d.buckets_error == "run B: outputs[0].buckets: the buckets hold 2 rows, the dataset's row_count is 3"
+
+
+def test_keys_listed_in_another_order_are_the_same_buckets():
+    """A key line sorts its columns (docs/rows-v1.md section 12.2): compare said "buckets not comparable" for the
+    keys [y, x] and [x, y] (diff already compared them sorted)."""
+    base = [(1, 10, 20), (2, 30, 40)]
+    moved = [(1, 10, 20), (2, 31, 40)]
+    a = DatasetRecord("o", data_hash="sha256:1", hash_method="rows-v1", profile_method="profile-v1", key=["y", "x"],
+                      buckets=buckets_record(_packed(base)), columns={})  # fmt: skip
+    b = DatasetRecord("o", data_hash="sha256:2", hash_method="rows-v1", profile_method="profile-v1", key=["x", "y"],
+                      buckets=buckets_record(_packed(moved)), columns={})  # fmt: skip
+    changes = compare_buckets(a, b)
+    assert changes is not None and changes.differing == [1]
+    d = compare_records(_record("a", a), _record("b", b)).outputs[0]
+    assert d.profile_note is None and d.buckets is not None
+    assert compare_records(_record("a", a), _record("b", b)).summary.startswith(
+        "data changed: output o (1 of 2 key buckets)"
+    )
+    b.key = ["x"]  # another key is still another placement
+    assert compare_buckets(a, b) is None
 
 
 def test_delta_versions_of_an_input_are_what_moved():

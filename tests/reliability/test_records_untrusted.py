@@ -524,3 +524,79 @@ def test_a_filter_that_is_not_a_name_is_refused_not_followed(uc, option, value):
     name = {"-u": "usecase", "-p": "package", "-t": "task"}[option]
     assert line.startswith(f"error: bad {name} {value!r} of ") and "not a plain name" in line
     assert "\x1b" not in line
+
+
+# --- what the types alone do not say: names given twice, the profile's key, bucket count and counts -------------
+
+
+def profiled(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with a profile on outputs[0] (59 rows; a float column; 4 buckets keyed by customer)."""
+    fp = "sha256:" + "0" * 64
+    data["outputs"][0].update(
+        columns={"customer": {"type": "string", "nulls": 0, "nans": None, "fingerprint": fp},
+                 "orders": {"type": "int64", "nulls": 2, "nans": None, "fingerprint": fp},
+                 "score": {"type": "float64", "nulls": 1, "nans": 3, "fingerprint": fp}},
+        buckets={"n": 4, "data": "eJxjYKAtAAAAYAAB"}, key=["customer"], profile_method="profile-v1",
+    )  # fmt: skip
+    return data
+
+
+PROFILE_PROBLEMS = [
+    ("outputs[0].buckets.n", 3, "", "expected a power of two from 1 to 65536, got 3"),
+    ("outputs[0].buckets.n", 96, "", "expected a power of two from 1 to 65536, got 96"),
+    ("outputs[0].buckets.n", 0, "", "expected a number >= 1, got 0"),
+    ("outputs[0].buckets.n", 131_072, "", "expected a number <= 65536, got 131072"),
+    ("outputs[0].buckets.n", 4.0, "", "expected int, got float"),
+    ("outputs[0].buckets.data", 7, "", "expected str, got int"),
+    ("outputs[0].key", [], "", "expected a non-empty list of column names or null, got []"),
+    ("outputs[0].key", ["customer", "customer"], "[1]", "'customer' is repeated (outputs[0].key[0] has it too)"),
+    ("outputs[0].key", ["customer", 1], "[1]", "expected str, got int"),
+    ("outputs[0].key", ["cust"], "[0]", "'cust' is not a column of the dataset (its columns: ['customer', "),
+    ("outputs[0].columns.orders.nulls", 60, "", "expected at most the dataset's row_count (59), got 60"),
+    ("outputs[0].columns.orders.nans", 0, "", "expected null for a 'int64' column (NaNs are counted for floats"),
+    ("outputs[0].columns.score.nans", 59, "", "expected at most row_count - nulls (59 - 1), got 59"),
+]
+
+
+@pytest.mark.parametrize(("where", "value", "item", "reason"), PROFILE_PROBLEMS,
+                         ids=[f"{w}={v!r}"[:60] for w, v, _, _ in PROFILE_PROBLEMS])  # fmt: skip
+def test_profile_fields_are_checked_beyond_their_types(uc, where, value, item, reason):
+    """A bucket count of 3 loaded (n is a power of two, docs/rows-v1.md section 12.2), as did a key naming a column
+    twice or no column of the dataset, and more nulls than rows: every reader took them as they were."""
+    data = profiled(fixture())
+    data["run_id"] = BAD_ID
+    set_at(data, where, value)
+    path = plant(uc, data)
+    at = where + item
+    with pytest.raises(MalformedRecord) as err:
+        load_record(path)
+    assert (err.value.path, err.value.field) == (str(path), at)
+    assert str(err.value).startswith(f"{path}: {at}: {reason}")
+    result = invoke("lineage", "show", path)
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr.startswith(f"error: {path}: {at}: {reason}")
+
+
+def test_a_good_profile_loads(uc):
+    data = profiled(fixture())
+    data["run_id"] = BAD_ID
+    path = plant(uc, data)
+    d = load_record(path).outputs[0]
+    assert (d.key, d.buckets.n, d.columns["score"].nans) == (["customer"], 4, 3)
+
+
+@pytest.mark.parametrize("side", ["outputs", "inputs"])
+def test_a_dataset_named_twice_is_refused_by_every_reader(uc, side):
+    """Only compare and diff refused a record naming one output (or input) twice; show, trace and list showed it,
+    and the store wrote it. The loader refuses it now, so every reader, and the writer, does."""
+    data = fixture()
+    data["run_id"] = BAD_ID
+    data[side].append({**data[side][0], "data_hash": "sha256:" + "1" * 64})
+    path = plant(uc, data)
+    name = data[side][0]["name"]
+    refused_everywhere(uc, path, f"{path}: {side}[1].name: {name!r} is repeated ({side}[0] has it too)")
+    store = RecordStore(uc)
+    record = RunRecord.from_dict({**fixture(), "run_id": BAD_ID + "w"})
+    getattr(record, side).append(getattr(record, side)[0])
+    with pytest.raises(MalformedRecord, match=rf"{side}\[1\]\.name: {name!r} is repeated"):
+        store.write(record)

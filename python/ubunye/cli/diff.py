@@ -10,6 +10,7 @@ in one pass each, then read the same way.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,19 +20,27 @@ import typer
 from rich.table import Table
 
 from ubunye.cli.errors import domain_errors
+from ubunye.cli.hash import SUFFIXES as READ_SUFFIXES
 from ubunye.cli.hash import source_config
 from ubunye.cli.render import console, dash, emit_json, flow_help, line
 from ubunye.config import IOConfig
 from ubunye.config.model import BACKENDS, DEFAULT_BUCKETS, FORMATS
-from ubunye.engines import Engine, get_engine
+from ubunye.engines import Engine, get_engine, is_url
 from ubunye.exceptions import UbunyeError
-from ubunye.lineage.compare import UNKNOWN, check_datasets, compare_datasets
+from ubunye.lineage.compare import UNCHANGED, compare_datasets
 from ubunye.lineage.diff import DiffError, TableDiff, diff_tables
-from ubunye.lineage.profiles import packed_buckets
-from ubunye.lineage.record import DatasetRecord, RunRecord, printable
+from ubunye.lineage.profiles import packed_buckets, same_key
+from ubunye.lineage.record import DatasetRecord, RunRecord, check_datasets, printable
 
 _BUCKET = 24
 PROFILE = "profile-v1"  # the profile method whose buckets this module reads (docs/rows-v1.md section 12)
+HASH = "rows-v1"  # the hash method whose data hash this module checks rows against (docs/rows-v1.md)
+#: Name endings that make a --a/--b target a file, never a catalog table: the formats ubunye reads, and other
+#: data files and compressions (``old.delta``, ``day.csv.gz``), which a Spark table name would not end in.
+FILE_SUFFIXES = frozenset(READ_SUFFIXES) | {
+    ".delta", ".orc", ".avro", ".txt", ".tsv", ".arrow", ".feather", ".ipc", ".xlsx", ".xls",
+    ".gz", ".bz2", ".xz", ".zst", ".zip", ".snappy",
+}  # fmt: skip
 
 
 @dataclass
@@ -44,18 +53,22 @@ class _Side:
     engine: str
     dataset: DatasetRecord | None = None
     rows_read: int = 0
+    #: The dataset's field in its record (``outputs[0]``) and the record file, named when the record is at fault.
+    field: str | None = None
+    path: str | None = None
 
 
-def _dataset(record: RunRecord, name: str | None, label: str) -> DatasetRecord:
-    """The dataset ``name`` of a run (an output, else an input; ``inputs.x`` / ``outputs.x`` to choose)."""
+def _dataset(record: RunRecord, name: str | None, label: str) -> tuple[DatasetRecord, str]:
+    """The dataset ``name`` of a run (an output, else an input; ``inputs.x`` / ``outputs.x`` to choose), and its
+    field in the record (``outputs[0]``)."""
     side, _, bare = (name or "").rpartition(".")
     pools = {"outputs": record.outputs, "inputs": record.inputs}
     if side and side not in pools:
         raise DiffError(f"--dataset {name!r}: write outputs.<name> or inputs.<name>")
-    for pool in [pools[side]] if side else [record.outputs, record.inputs]:
-        for d in pool:
+    for pool in [side] if side else ["outputs", "inputs"]:
+        for i, d in enumerate(pools[pool]):
             if d.name == bare:
-                return d
+                return d, f"{pool}[{i}]"
     names = [f"outputs.{d.name}" for d in record.outputs] + [f"inputs.{d.name}" for d in record.inputs]
     raise DiffError(f"run {label} ({record.run_id}) has no dataset {name!r} (it has: {', '.join(names) or 'none'})")
 
@@ -177,19 +190,40 @@ def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | No
         raise DiffError(f"{stale} (its columns are {printable(schema)}, the run recorded {printable(d.schema)}); "
                         "cannot diff it")  # fmt: skip
     if wanted is None:
-        if d.data_hash is None:
-            raise DiffError(f"{side.label}: the run recorded no data hash for {d.name}: cannot tell its rows")
+        _vouched(side)
         if hash_frame(table).data_hash != d.data_hash:
             raise DiffError(stale + "; cannot diff it")
         return
     assert d.buckets is not None and n is not None
     got = profile_frame(table, key=key, buckets=n).buckets
     assert got is not None
-    want = _bucket_rows(packed_buckets(d.buckets, f"{d.name}.buckets"), wanted)
+    want = _bucket_rows(_packed(side), wanted)
     mine = _bucket_rows(got.packed, wanted)
     bad = [i for i in wanted if want[i] != mine[i]]
     if bad:
         raise DiffError(stale + f" (bucket {bad[0]} of {n} differs from its record); cannot diff it")
+
+
+def _vouched(side: _Side) -> None:
+    """Without buckets, the rows read are checked against the record's data hash: a DiffError when the record
+    holds none, or one made by a method this ubunye does not compute (its rows could not be told from it)."""
+    d = side.dataset
+    if d is None:
+        return
+    if d.data_hash is None:
+        raise DiffError(f"{side.label}: the run recorded no data hash for {d.name}: cannot tell its rows")
+    if d.hash_method != HASH:
+        method = f"hash method {printable(repr(d.hash_method))}" if d.hash_method else "no hash method (a v1 record?)"
+        raise DiffError(f"{side.label}: the record of {d.name} names {method}, not one this ubunye reads ({HASH}), "
+                        "and no row buckets to check its rows by: cannot tell its rows")  # fmt: skip
+
+
+def _packed(side: _Side) -> bytes:
+    """The packed buckets of a side's record: a MalformedRecord naming its file (else its run) and field when they
+    do not decode or do not add up to its row count."""
+    d = side.dataset
+    assert d is not None and d.buckets is not None
+    return packed_buckets(d.buckets, f"{side.field or d.name}.buckets", side.path or side.label, d.row_count)
 
 
 def _filtered(frame: object, wanted: list[int] | None, key: list[str] | None, n: int | None) -> object:
@@ -239,25 +273,24 @@ def _plan(a: _Side, b: _Side, key: list[str] | None) -> tuple[list[str] | None, 
         methods = f"{da.profile_method or 'none'} and {db.profile_method or 'none'}"
         return key or key_a, None, None, f"the records' profiles ({methods}) are not comparable: every row is read"
     # A key line sorts its columns (section 12.2): [region, day] and [day, region] place rows alike.
-    if sorted(key_a or []) != sorted(key_b or []):
+    if not same_key(key_a, key_b):
         return key or key_a, None, None, "the runs' buckets use different keys: every row is read"
     if key is not None and sorted(key) != sorted(key_a or []):
         return key, None, None, f"--key {', '.join(key)} is not the key the records' buckets use: every row is read"
     key = key_a
     if da.buckets is None or db.buckets is None or da.buckets.n != db.buckets.n:
         return key, None, None, "the records hold no comparable row buckets: every row is read"
-    pa_, pb = (
-        packed_buckets(da.buckets, f"run A: {da.name}.buckets"),
-        packed_buckets(db.buckets, f"run B: {db.name}.buckets"),
-    )
+    pa_, pb = _packed(a), _packed(b)
     n = da.buckets.n
     wanted = [i for i in range(n) if pa_[i * _BUCKET : (i + 1) * _BUCKET] != pb[i * _BUCKET : (i + 1) * _BUCKET]]
     return key, n, wanted, f"{len(wanted)} of {n} {'key' if key else 'row'} buckets differ"
 
 
 def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[str] | None = None,
-              limit: int = 20, engine: str | None = None) -> DiffReport:  # fmt: skip
-    """The rows a dataset of run A and run B differ in, reading each as its run recorded it.
+              limit: int = 20, engine: str | None = None,
+              paths: tuple[str | None, str | None] = (None, None)) -> DiffReport:  # fmt: skip
+    """The rows a dataset of run A and run B differ in, reading each as its run recorded it (``paths``: the
+    record files, named in the error when a record's field cannot be read).
 
     Example:
         >>> diff_runs(RunRecord(run_id="a", usecase="u", package="p", task="t"),
@@ -268,22 +301,26 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
     check_datasets(a)
     check_datasets(b)
     name = dataset or _changed_output(a, b)
-    da, db = _dataset(a, name, "A"), _dataset(b, name, "B")
+    (da, fa), (db, fb) = _dataset(a, name, "A"), _dataset(b, name, "B")
     sides = []
-    for label, r, d in (("run A", a, da), ("run B", b, db)):
+    for label, r, d, at, path in (("run A", a, da, fa, paths[0]), ("run B", b, db, fb, paths[1])):
         io = _recorded_io(d, label[-1], r.run_id)
         eng = engine or (r.backend if r.backend in BACKENDS else "pandas")
         if io.table is not None and engine is None:
             eng = "spark"
-        sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", io, eng, d))
+        sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", io, eng, d, field=at, path=path))
     sa, sb = sides
-    key, n, wanted, note = _plan(sa, sb, key)
+    why = None
     if da.data_hash is not None and da.data_hash == db.data_hash:
-        verdict = compare_datasets("output", da, db)
-        if verdict.data != UNKNOWN:  # unknown with two equal hashes: the records' profiles say otherwise
-            return DiffReport(name, _describe(sa), _describe(sb), key, None, None, "same data hash: no row differs")
-        note = f"{verdict.reason}; {note}"  # a damaged record: the rows read are checked against each record
-    return _run(name, sa, sb, key, n, wanted, note, limit)
+        verdict = compare_datasets("output", da, db, fields=(f"{fa}.buckets", f"{fb}.buckets"), paths=paths)
+        if verdict.data == UNCHANGED:
+            same = "same data hash: no row differs"
+            return DiffReport(name, _describe(sa), _describe(sb), key or da.key or None, None, None, same)
+        # Unknown: equal hashes, but the records' profiles say otherwise (a damaged record). Not comparable: equal
+        # strings made by two hash methods, no evidence either way. The rows read are checked against each record.
+        why = verdict.reason
+    key, n, wanted, note = _plan(sa, sb, key)
+    return _run(name, sa, sb, key, n, wanted, f"{why}; {note}" if why else note, limit)
 
 
 def diff_targets(target_a: str, target_b: str, *, fmt_a: str | None = None, fmt_b: str | None = None,
@@ -302,8 +339,8 @@ def diff_targets(target_a: str, target_b: str, *, fmt_a: str | None = None, fmt_
     """
     sides = []
     for label, target, fmt, eng in (("A", target_a, fmt_a, engine_a), ("B", target_b, fmt_b, engine_b)):
-        looks_like_table = "/" not in target and not Path(target).exists() and fmt is None
-        eng = eng or ("spark" if looks_like_table else "pandas")
+        table = _maybe_table(target, fmt, eng, label)  # a name that is neither a file nor a table: refused here
+        eng = eng or ("spark" if table else "pandas")
         try:
             io = replace(source_config(target, fmt, eng), allow_empty=True)
         except UbunyeError as exc:
@@ -313,6 +350,9 @@ def diff_targets(target_a: str, target_b: str, *, fmt_a: str | None = None, fmt_
     engines: dict[str, Engine[Any]] = {}
     profiles = []
     for side in sides:
+        if side.io.table is not None and _no_such_table(side, engines):
+            raise DiffError(f"--{side.label.lower()}: no such file or table: {printable(side.what)} (no file or "
+                            "folder of that name here, and the Spark catalog has no table of that name)")  # fmt: skip
         frame = _read(side, engines)
         try:
             profiles.append(engines[side.engine].profile(frame, key=key, buckets=buckets))
@@ -329,10 +369,63 @@ def diff_targets(target_a: str, target_b: str, *, fmt_a: str | None = None, fmt_
     return _run(target_b, sa, sb, key, buckets or None, wanted, note, limit, engines)
 
 
+#: A catalog table name: dot-separated parts, each letters, digits and ``_``, or anything in backquotes.
+_TABLE_NAME = re.compile(r"(?:\w+|`(?:[^`]|``)+`)(?:\.(?:\w+|`(?:[^`]|``)+`))*")
+
+
+def _maybe_table(target: str, fmt: str | None, engine: str | None, label: str) -> bool:
+    """Whether ``--a``/``--b`` ``target`` may name a Spark catalog table: no file or folder of that name exists
+    here, and it is spelled like a table (``sales``, ``db.sales``, ``cat.db.`my table```), not like a file.
+
+    A name that exists nowhere and cannot be a table (``old.parquet``, ``day.csv.gz``, ``my-data``; or any name
+    with ``--format``, or with an engine other than Spark) is a DiffError here, before any engine starts.
+
+    Example:
+        >>> _maybe_table("db.sales", None, None, "A"), _maybe_table("/no/such/dir", None, None, "A")
+        (True, False)
+        >>> _maybe_table("old.parquet", None, None, "A")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ubunye.lineage.diff.DiffError: --a: no such file or table: old.parquet (no file or folder of that name ...)
+    """
+    if is_url(target) or "/" in target or "\\" in target:
+        return False  # a path: the reader says if it is missing
+    try:
+        if Path(target).exists():
+            return False
+    except OSError:
+        return False  # a name too long for the filesystem...: source_config says so
+    last = target.rsplit(".", 1)[-1] if "." in target and not target.endswith("`") else ""
+    why = None
+    if last and f".{last.lower()}" in FILE_SUFFIXES:
+        why = f"a name ending in .{last} is a file name, not a catalog table"
+    elif not _TABLE_NAME.fullmatch(target):
+        why = "it is not spelled like a catalog table (db.table, each part letters, digits and _, or `quoted`)"
+    elif engine is not None and engine != "spark":
+        why = "a catalog table needs --engine spark"
+    elif fmt is not None and engine is None:
+        why = f"--format-{label.lower()} says it is a file (a catalog table needs --engine spark)"
+    if why is None:
+        return True
+    raise DiffError(f"--{label.lower()}: no such file or table: {printable(target)} (no file or folder of that "
+                    f"name here, and {why})")  # fmt: skip
+
+
+def _no_such_table(side: _Side, engines: dict[str, Engine[Any]]) -> bool:
+    """Whether Spark's catalog says it has no table ``side.io.table`` (False when it cannot tell: the read says)."""
+    eng = engines.setdefault(side.engine, get_engine(side.engine))
+    try:
+        return not eng.spark.catalog.tableExists(side.io.table)  # type: ignore[attr-defined]
+    except Exception:  # an engine without a catalog, a name the catalog cannot parse: the read names the problem
+        return False
+
+
 def _run(name: str, sa: _Side, sb: _Side, key: list[str] | None, n: int | None, wanted: list[int] | None,
          note: str, limit: int, engines: dict[str, Engine[Any]] | None = None) -> DiffReport:  # fmt: skip
     engines = {} if engines is None else engines
     tables = []
+    if wanted is None:  # checked against the data hash: one this ubunye cannot compute is refused before any read
+        _vouched(sa)
+        _vouched(sb)
     for side in (sa, sb):
         frame = _read(side, engines)
         try:
@@ -378,7 +471,7 @@ def diff_command(
     dataset: Annotated[str | None, typer.Option("--dataset", help=_DATASET_HELP)] = None,
     key: Annotated[str | None, typer.Option("--key", help="Key columns, comma separated.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="At most N rows / cells per list.")] = 20,
-    a: Annotated[str | None, typer.Option("--a", help="Table A directly: a path, URL or catalog table.")] = None,
+    a: Annotated[str | None, typer.Option("--a", help="Table A directly: a path, URL or Spark catalog table.")] = None,
     b: Annotated[str | None, typer.Option("--b", help="Table B directly.")] = None,
     format_a: Annotated[str | None, typer.Option("--format-a", help="parquet, csv, json or delta.")] = None,
     format_b: Annotated[str | None, typer.Option("--format-b")] = None,
@@ -391,7 +484,18 @@ def diff_command(
     changed cells side by side. Only the rows of differing buckets are read (docs/rows-v1.md section 12), and
     each run's rows are checked against its record first: data overwritten since is an error, never a wrong diff.
 
-    Exit status: 0 same data; 1 rows differ; 2 usage or read errors (a run or dataset not found, data gone).
+    --a/--b: a file or folder that exists here is read as one; a name with a / or a URL is a path; a name that
+    exists nowhere is a Spark catalog table (sales, db.sales, cat.db.`my table`) when it is spelled like one,
+    else (old.parquet, old.delta, day.csv.gz, old-data, or any name with --format or a non-Spark engine) it is
+    "no such file or table" at once, without starting Spark.
+
+    A run's rows are checked against its record: the recorded schema, then the numbers of the buckets read or,
+    without usable buckets, the recorded data hash (a hash method other than rows-v1 cannot be checked: an
+    error saying so). A record naming a dataset twice, or whose buckets do not decode, is an error naming the
+    record file and field.
+
+    Exit status: 0 same data; 1 rows differ; 2 usage or read errors (a run or dataset not found, data gone, a
+    malformed record).
 
     Examples: ubunye diff latest~1 latest -d examples -u shop -p daily -t revenue;
     ubunye diff --a data/old.parquet --b data/new --key order_id
@@ -416,9 +520,7 @@ def diff_command(
         found_b = resolve_run(run_b, usecase_dir, usecase, package, task, records)
         ra, rb = found_a.record, found_b.record
         assert ra is not None and rb is not None
-        check_datasets(ra, str(found_a.path))  # a dataset named twice: an error naming the file and field
-        check_datasets(rb, str(found_b.path))
-        report = diff_runs(ra, rb, dataset, keys, limit, engine)
+        report = diff_runs(ra, rb, dataset, keys, limit, engine, (str(found_a.path), str(found_b.path)))
     if as_json:
         emit_json(report.to_dict())
     else:

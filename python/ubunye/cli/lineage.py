@@ -28,7 +28,7 @@ from ubunye.cli.render import (
     state_text,
 )
 from ubunye.exceptions import RecordError
-from ubunye.lineage.compare import check_datasets, compare_records
+from ubunye.lineage.compare import compare_records
 from ubunye.lineage.liveness import run_state
 from ubunye.lineage.record import RunRecord, printable
 from ubunye.lineage.redact import mask_text
@@ -305,11 +305,15 @@ def compare(
 
     Per input and output, data is unchanged, changed, not comparable (hash_method missing or different, e.g. a
     v1 record against a v2 one) or unknown (a hash missing on a side, with the hash_error), never unchanged for
-    two missing hashes. An interrupted run (its process gone) is treated like a failed one: its state is
-    compared and noted, its outputs by the hashes its record holds.
+    two missing hashes. Equal data hashes whose records disagree (row counts, column fingerprints or bucket
+    numbers differ) are unknown: the records disagree. Buckets are compared for records of equal bucket count
+    and key columns (in any order); buckets that cannot be read leave the verdict to the data hashes, and the
+    summary says so with the record file and field. An interrupted run (its process gone) is treated like a
+    failed one: its state is compared and noted, its outputs by the hashes its record holds.
 
     Exit status: 0 same data; 1 data changed, not comparable or unknown; 2 usage or read errors (a missing
-    usecase dir, an unknown run id, an ambiguous prefix, a malformed record).
+    usecase dir, an unknown run id, an ambiguous prefix, a malformed record, one naming an input or output
+    twice).
 
     Example: ubunye lineage compare latest~1 latest -d examples -u shop -p daily -t revenue
     """
@@ -317,10 +321,8 @@ def compare(
     found_b = resolve_run(run_b, usecase_dir, usecase, package, task, records)
     a, b = found_a.record, found_b.record
     assert a is not None and b is not None
-    check_datasets(a, str(found_a.path))  # a dataset named twice: one error line naming the file and field
-    check_datasets(b, str(found_b.path))
     states = (run_state(a), run_state(b))
-    result = compare_records(a, b, states)
+    result = compare_records(a, b, states, (str(found_a.path), str(found_b.path)))
     if as_json:
         emit_json(result.to_dict())
     else:

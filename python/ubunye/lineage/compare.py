@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ubunye.lineage.profiles import BucketChanges, ColumnChanges, compare_buckets, compare_columns
-from ubunye.lineage.record import DatasetRecord, ExpectationResult, MalformedRecord, RunRecord
+from ubunye.lineage.profiles import BucketChanges, ColumnChanges, compare_buckets, compare_columns, packed_buckets
+from ubunye.lineage.record import DatasetRecord, ExpectationResult, MalformedRecord, RunRecord, check_datasets
 
 UNCHANGED, CHANGED, NOT_COMPARABLE, UNKNOWN = "unchanged", "changed", "not comparable", "unknown"
 ADDED, REMOVED = "added", "removed"
@@ -57,6 +57,8 @@ class DatasetDiff:
     version_a: int | None = None
     version_b: int | None = None
     profile_note: str | None = None
+    #: Why a side's bucket field could not be read (``run B: <path>: outputs[0].buckets: ...``), else None.
+    buckets_error: str | None = None
 
     def detail(self) -> str:
         """What moved inside a changed dataset: ``columns a, b; 3 of 256 key buckets`` ("" when not known)."""
@@ -204,6 +206,9 @@ class Comparison:
             if items:
                 names = ", ".join(f"output {d.name}{_why(d)}" for d in items)
                 parts.append(f"data {state}: {names}" if not parts else f"{state}: {names}")
+        unreadable = [f"{d.side} {d.name} ({d.buckets_error})" for d in self.outputs + self.inputs if d.buckets_error]
+        if unreadable:  # the verdict stands on the data hashes; what the buckets would have said is not known
+            parts.append("buckets could not be read: " + ", ".join(unreadable))
         moved = self.moved
         if moved:
             parts.append("what moved: " + ", ".join(moved))
@@ -235,8 +240,13 @@ def _why(d: DatasetDiff) -> str:
     return ""
 
 
-def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None) -> DatasetDiff:
+def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None, *,
+                     fields: tuple[str, str] = ("buckets", "buckets"),
+                     paths: tuple[str | None, str | None] = (None, None)) -> DatasetDiff:  # fmt: skip
     """The verdict on one dataset present in run A, run B or both.
+
+    ``fields`` and ``paths`` name each side's bucket field and record file (``outputs[0].buckets``,
+    ``/r/b.json``) in the note when a side's buckets cannot be read.
 
     Example:
         >>> old = DatasetRecord("o", data_hash="sha256:1")  # a v1 record: no hash_method
@@ -263,7 +273,9 @@ def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None
         schema = UNCHANGED if x.schema == y.schema else CHANGED
     else:
         schema = UNKNOWN
-    columns, buckets, note = _profiles(x, y) if a is not None and b is not None else (None, None, None)
+    columns, buckets, note, unreadable = (
+        _profiles(x, y, fields, paths) if a is not None and b is not None else (None, None, None, None)
+    )
     if data == UNCHANGED:
         disagree = _disagreement(x, y, columns, buckets)
         if disagree:  # one data hash, two different datasets: the records cannot both be right
@@ -271,22 +283,31 @@ def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None
     return DatasetDiff(
         side, (a or y).name, data, reason, x.row_count, y.row_count, schema, x.schema, y.schema,
         x.data_hash, y.data_hash, x.hash_method, y.hash_method, x.location, y.location,
-        columns, buckets, x.version, y.version, note,
+        columns, buckets, x.version, y.version, note, unreadable,
     )  # fmt: skip
 
 
-def _profiles(a: DatasetRecord, b: DatasetRecord) -> tuple[ColumnChanges | None, BucketChanges | None, str | None]:
-    """Column and bucket changes when both records carry comparable profiles, and why not otherwise."""
+def _profiles(
+    a: DatasetRecord, b: DatasetRecord, fields: tuple[str, str], paths: tuple[str | None, str | None]
+) -> tuple[ColumnChanges | None, BucketChanges | None, str | None, str | None]:
+    """Column and bucket changes when both records carry comparable profiles, a note on why not otherwise, and
+    why a side's buckets could not be read (None when they could)."""
     if a.profile_method != b.profile_method:
-        return None, None, "profiles not comparable" if a.profile_method and b.profile_method else None
-    try:
-        buckets = compare_buckets(a, b)
-    except MalformedRecord as exc:  # a damaged bucket field: the data verdict stands, the detail is not shown
-        return compare_columns(a, b), None, str(exc)
+        return None, None, "profiles not comparable" if a.profile_method and b.profile_method else None, None
+    columns = compare_columns(a, b)
+    for d, label, where, path in ((a, "A", fields[0], paths[0]), (b, "B", fields[1], paths[1])):
+        if d.buckets is None:
+            continue
+        try:
+            packed_buckets(d.buckets, where, path, d.row_count)
+        except MalformedRecord as exc:  # a damaged bucket field: the data verdict stands, the summary says so
+            why = f"run {label}: {exc}"
+            return columns, None, why, why
+    buckets = compare_buckets(a, b, fields, paths)
     note = None
     if buckets is None and a.buckets is not None and b.buckets is not None:
         note = f"buckets not comparable (n {a.buckets.n} -> {b.buckets.n}, key {a.key} -> {b.key})"
-    return compare_columns(a, b), buckets, note
+    return columns, buckets, note, None
 
 
 def _disagreement(
@@ -306,24 +327,6 @@ def _disagreement(
     if buckets is not None and buckets.differing:
         parts.append(buckets.describe() + " differ")
     return "; ".join(parts)
-
-
-def check_datasets(record: RunRecord, path: str | None = None) -> None:
-    """A record naming one input (or one output) twice is malformed: which of the two would be compared?
-
-    Example:
-        >>> o = DatasetRecord("o", data_hash="sha256:1")
-        >>> check_datasets(RunRecord(run_id="a", usecase="u", package="p", task="t", outputs=[o, o]), "/r.json")
-        Traceback (most recent call last):
-        ubunye.lineage.record.MalformedRecord: /r.json: outputs[1].name: 'o' is repeated (outputs[0] has it too)
-    """
-    for side, items in (("outputs", record.outputs), ("inputs", record.inputs)):
-        seen: dict[str, int] = {}
-        for i, d in enumerate(items):
-            if d.name in seen:
-                msg = f"{d.name!r} is repeated ({side}[{seen[d.name]}] has it too)"
-                raise MalformedRecord(msg, path, f"{side}[{i}].name")
-            seen[d.name] = i
 
 
 def _missing_reason(a: DatasetRecord, b: DatasetRecord) -> str:
@@ -354,10 +357,19 @@ def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _pairs(side: str, a: list[DatasetRecord], b: list[DatasetRecord]) -> list[DatasetDiff]:
-    by_a, by_b = {d.name: d for d in a}, {d.name: d for d in b}
-    names = list(by_a) + [n for n in by_b if n not in by_a]
-    return [compare_datasets(side, by_a.get(n), by_b.get(n)) for n in names]
+def _pairs(
+    side: str, a: list[DatasetRecord], b: list[DatasetRecord], paths: tuple[str | None, str | None]
+) -> list[DatasetDiff]:
+    at_a, at_b = {d.name: i for i, d in enumerate(a)}, {d.name: i for i, d in enumerate(b)}
+    names = list(at_a) + [n for n in at_b if n not in at_a]
+
+    def pair(n: str) -> DatasetDiff:
+        i, j = at_a.get(n), at_b.get(n)
+        fields = (f"{side}s[{i}].buckets", f"{side}s[{j}].buckets")
+        return compare_datasets(side, None if i is None else a[i], None if j is None else b[j], fields=fields,
+                                paths=paths)  # fmt: skip
+
+    return [pair(n) for n in names]
 
 
 def _expectations(a: RunRecord, b: RunRecord) -> list[ExpectationDiff]:
@@ -381,8 +393,10 @@ def _timings(a: RunRecord, b: RunRecord) -> list[TimingPair]:
     return [TimingPair(s, n, by_a.get((s, n)), by_b.get((s, n))) for s, n in keys]
 
 
-def compare_records(a: RunRecord, b: RunRecord, states: tuple[str, str] | None = None) -> Comparison:
-    """Compare run A (usually the older) with run B.
+def compare_records(a: RunRecord, b: RunRecord, states: tuple[str, str] | None = None,
+                    paths: tuple[str | None, str | None] = (None, None)) -> Comparison:  # fmt: skip
+    """Compare run A (usually the older) with run B (``paths``: their record files, named when a field of one
+    cannot be read).
 
     ``states`` are the runs' states as readers show them (:func:`ubunye.lineage.liveness.run_state`, which
     looks at processes, so it is worked out by the caller: this module does no I/O); by default their statuses.
@@ -390,7 +404,8 @@ def compare_records(a: RunRecord, b: RunRecord, states: tuple[str, str] | None =
     did not finish, and its outputs are compared by the hashes its record holds (an output its last checkpoint
     reached carries the hash of the data being committed), never assumed to be the other run's.
 
-    A record naming one input or output twice raises ``MalformedRecord`` (see :func:`check_datasets`).
+    A record naming one input or output twice raises ``MalformedRecord``
+    (:func:`ubunye.lineage.record.check_datasets`, which loading a record file runs too).
 
     Example:
         >>> from ubunye.lineage.record import RunRecord
@@ -444,8 +459,8 @@ def compare_records(a: RunRecord, b: RunRecord, states: tuple[str, str] | None =
     return Comparison(
         run_a=a.run_id,
         run_b=b.run_id,
-        outputs=_pairs("output", a.outputs, b.outputs),
-        inputs=_pairs("input", a.inputs, b.inputs),
+        outputs=_pairs("output", a.outputs, b.outputs, paths),
+        inputs=_pairs("input", a.inputs, b.inputs, paths),
         status=_field("status", state_a, state_b),
         code=_field("code_hash", a.code_hash, b.code_hash),
         config=config,

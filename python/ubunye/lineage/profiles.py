@@ -37,13 +37,15 @@ def buckets_record(packed: bytes) -> BucketsRecord:
     return BucketsRecord(n=n, data=base64.b64encode(zlib.compress(packed, 6)).decode("ascii"))
 
 
-def packed_buckets(record: BucketsRecord, where: str = "buckets") -> bytes:
-    """The packed bytes of a record's buckets; a ``MalformedRecord`` naming ``where`` if they do not decode.
+def packed_buckets(record: BucketsRecord, where: str = "buckets", path: str | None = None,
+                   rows: int | None = None) -> bytes:  # fmt: skip
+    """The packed bytes of a record's buckets; a ``MalformedRecord`` naming ``path`` and the field ``where`` if they
+    do not decode, or (given the dataset's ``rows``, its row_count) if their counts do not add up to it.
 
     Example:
-        >>> packed_buckets(BucketsRecord(n=4, data="bm90IHpsaWI="), "outputs[0].buckets")
+        >>> packed_buckets(BucketsRecord(n=4, data="bm90IHpsaWI="), "buckets", "/a.json")
         Traceback (most recent call last):
-        ubunye.lineage.record.MalformedRecord: outputs[0].buckets: data is not base64 of zlib-compressed buckets
+        ubunye.lineage.record.MalformedRecord: /a.json: buckets: data is not base64 of zlib-compressed buckets
     """
     want = record.n * _BUCKET_BYTES
     try:
@@ -51,10 +53,15 @@ def packed_buckets(record: BucketsRecord, where: str = "buckets") -> bytes:
         inflate = zlib.decompressobj()
         packed = inflate.decompress(raw, want + 1)  # bounded: a crafted record cannot inflate to gigabytes
     except (binascii.Error, UnicodeEncodeError, zlib.error):
-        raise MalformedRecord("data is not base64 of zlib-compressed buckets", None, where) from None
+        raise MalformedRecord("data is not base64 of zlib-compressed buckets", path, where) from None
     if len(packed) != want or inflate.unconsumed_tail or not inflate.eof:
         msg = f"data holds {len(packed)} bytes of buckets, {want} expected for n={record.n}"
-        raise MalformedRecord(msg, None, where)
+        raise MalformedRecord(msg, path, where)
+    if rows is not None:  # every row is in one bucket (section 12.2): the counts add up to the row count
+        counted = sum(int.from_bytes(packed[i : i + 8], "big") for i in range(0, want, _BUCKET_BYTES))
+        if counted != rows:
+            msg = f"the buckets hold {counted} rows, the dataset's row_count is {rows}"
+            raise MalformedRecord(msg, path, where)
     return packed
 
 
@@ -139,20 +146,36 @@ class BucketChanges:
         return f"{len(self.differing)} of {self.n} {'key' if self.key else 'row'} buckets"
 
 
-def compare_buckets(a: DatasetRecord, b: DatasetRecord, where: tuple[str, str] = ("A", "B")) -> BucketChanges | None:
+def compare_buckets(a: DatasetRecord, b: DatasetRecord, fields: tuple[str, str] = ("buckets", "buckets"),
+                    paths: tuple[str | None, str | None] = (None, None)) -> BucketChanges | None:  # fmt: skip
     """The differing buckets; None when either record has none, or their n or key differ (not comparable).
+
+    Keys are compared as sets: a key line sorts its columns (section 12.2), so the keys ``[day, region]`` and
+    ``[region, day]`` place every row in the same bucket. Bucket data that does not decode (or whose counts do not
+    add up to the row count) is a ``MalformedRecord`` naming the record's ``paths`` and ``fields``.
 
     Example:
         >>> zero, one = bytes(24 * 2), bytes(24) + bytes([0] * 7 + [1]) + bytes(16)
-        >>> a = DatasetRecord("o", buckets=buckets_record(zero), key=["id"])
-        >>> b = DatasetRecord("o", buckets=buckets_record(one), key=["id"])
+        >>> a = DatasetRecord("o", buckets=buckets_record(zero), key=["id", "day"])
+        >>> b = DatasetRecord("o", buckets=buckets_record(one), key=["day", "id"])
         >>> compare_buckets(a, b).describe()
         '1 of 2 key buckets'
     """
-    if a.buckets is None or b.buckets is None or a.buckets.n != b.buckets.n or (a.key or None) != (b.key or None):
+    if a.buckets is None or b.buckets is None or a.buckets.n != b.buckets.n or not same_key(a.key, b.key):
         return None
-    pa = packed_buckets(a.buckets, f"run {where[0]}: {a.name}.buckets")
-    pb = packed_buckets(b.buckets, f"run {where[1]}: {b.name}.buckets")
+    pa = packed_buckets(a.buckets, fields[0], paths[0], a.row_count)
+    pb = packed_buckets(b.buckets, fields[1], paths[1], b.row_count)
     w = _BUCKET_BYTES
     differing = [i for i in range(a.buckets.n) if pa[i * w : (i + 1) * w] != pb[i * w : (i + 1) * w]]
     return BucketChanges(a.buckets.n, list(a.key) if a.key else None, differing)
+
+
+def same_key(a: list[str] | None, b: list[str] | None) -> bool:
+    """Whether two recorded keys place rows alike: the same columns in any order (a key line sorts them), or no
+    key on either side.
+
+    Example:
+        >>> same_key(["y", "x"], ["x", "y"]), same_key(None, []), same_key(["x"], None)
+        (True, True, False)
+    """
+    return sorted(a or []) == sorted(b or [])

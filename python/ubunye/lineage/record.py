@@ -73,7 +73,7 @@ class BucketsRecord:
     """The row buckets of a dataset (docs/rows-v1.md section 12.2): ``n`` buckets, their packed numbers
     (``24 * n`` bytes) compressed with zlib and written in base64 (``data``); see ubunye.lineage.profiles."""
 
-    n: int = field(metadata={"min": 1, "max": 65_536})
+    n: int = field(metadata={"min": 1, "max": 65_536, "power_of_two": True})
     data: str
 
 
@@ -248,7 +248,62 @@ class RunRecord:
             raise MalformedRecord(msg, path, "status")
         if "packages" in record.environment:  # name -> version or null (absent), as capture_environment makes it
             _value(record.environment["packages"], dict[str, str | None], "environment.packages", path)
+        for side in ("inputs", "outputs"):
+            for i, d in enumerate(getattr(record, side)):
+                _check_profile(d, f"{side}[{i}]", path)
+        check_datasets(record, path)
         return record
+
+
+def check_datasets(record: RunRecord, path: str | None = None) -> None:
+    """A record naming one input (or one output) twice is malformed: which of the two would be compared?
+
+    :meth:`RunRecord.from_dict` calls it on every record it loads; ``compare_records`` and ``diff_runs`` call it
+    on records built in code.
+
+    Example:
+        >>> o = DatasetRecord("o", data_hash="sha256:1")
+        >>> check_datasets(RunRecord(run_id="a", usecase="u", package="p", task="t", outputs=[o, o]), "/r.json")
+        Traceback (most recent call last):
+        ubunye.lineage.record.MalformedRecord: /r.json: outputs[1].name: 'o' is repeated (outputs[0] has it too)
+    """
+    for side, items in (("outputs", record.outputs), ("inputs", record.inputs)):
+        seen: dict[str, int] = {}
+        for i, d in enumerate(items):
+            if d.name in seen:
+                msg = f"{_quote(d.name)} is repeated ({side}[{seen[d.name]}] has it too)"
+                raise MalformedRecord(msg, path, f"{side}[{i}].name")
+            seen[d.name] = i
+
+
+def _check_profile(d: DatasetRecord, at: str, path: str | None) -> None:
+    """What the types alone do not say of a dataset's profile (docs/rows-v1.md section 12): the key is a non-empty
+    list of distinct names of its columns; no column counts more nulls or NaNs than the dataset has rows, and only
+    float columns count NaNs. (``buckets.n``, a power of two, is checked with its type; ``buckets.data`` is decoded
+    by :func:`ubunye.lineage.profiles.packed_buckets` when read.)"""
+    if d.key is not None:
+        if not d.key:
+            raise MalformedRecord("expected a non-empty list of column names or null, got []", path, f"{at}.key")
+        for i, name in enumerate(d.key):
+            if name in d.key[:i]:
+                msg = f"{_quote(name)} is repeated ({at}.key[{d.key.index(name)}] has it too)"
+                raise MalformedRecord(msg, path, f"{at}.key[{i}]")
+            if d.columns is not None and name not in d.columns:
+                msg = f"{_quote(name)} is not a column of the dataset (its columns: {_quote(sorted(d.columns))})"
+                raise MalformedRecord(msg, path, f"{at}.key[{i}]")
+    for name, c in (d.columns or {}).items():
+        where = f"{at}.columns.{name}"
+        if c.nans is not None and c.type not in ("float32", "float64"):
+            raise MalformedRecord(f"expected null for a {_quote(c.type)} column (NaNs are counted for floats only), "
+                                  f"got {c.nans}", path, f"{where}.nans")  # fmt: skip
+        if d.row_count is None:
+            continue
+        if c.nulls > d.row_count:
+            msg = f"expected at most the dataset's row_count ({d.row_count}), got {c.nulls}"
+            raise MalformedRecord(msg, path, f"{where}.nulls")
+        if c.nans is not None and c.nulls + c.nans > d.row_count:  # a NaN is not a null: both fit in the rows
+            msg = f"expected at most row_count - nulls ({d.row_count} - {c.nulls}), got {c.nans}"
+            raise MalformedRecord(msg, path, f"{where}.nans")
 
 
 def unsafe_name(value: str) -> str | None:
@@ -439,6 +494,9 @@ def _bounds(value: object, bounds: Mapping[str, Any], at: str, path: str | None)
         raise MalformedRecord(f"expected a number >= {low}, got {_quote(value)}", path, at)
     if high is not None and value > high:
         raise MalformedRecord(f"expected a number <= {high}, got {_quote(value)}", path, at)
+    if bounds.get("power_of_two") and isinstance(value, int) and value & (value - 1):
+        msg = f"expected a power of two from {low} to {high}, got {_quote(value)}"
+        raise MalformedRecord(msg, path, at)
 
 
 def _value(value: object, hint: object, at: str, path: str | None) -> object:
