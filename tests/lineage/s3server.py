@@ -1,15 +1,25 @@
 """A real S3-compatible HTTP server for the tests: moto's standalone server on 127.0.0.1, a free port, stopped by
 the fixture's teardown. Clients talk to it as a user's would: s3fs with ``endpoint_url`` in storage_options, or
 ``AWS_ENDPOINT_URL`` in the environment (child processes, the CLI).
+
+:class:`FaultyProxy` sits in front of it on 127.0.0.1 and breaks chosen requests the way a network or a store
+does: a reply lost after the store applied the request, a reply the store would give (a 409, a 412).
 """
 
 from __future__ import annotations
 
+import http.client
 import logging
 import os
+import socket
+import socketserver
+import threading
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from types import TracebackType
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -74,3 +84,121 @@ def s3(s3_server: S3, monkeypatch: pytest.MonkeyPatch) -> S3:
 def child_env(s3: S3, **extra: str) -> dict[str, str]:
     """The environment of a child process that reaches the server."""
     return {**os.environ, **s3.env, **extra}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What :class:`FaultyProxy` does with one request: ``drop_reply`` forwards it to the server and then closes
+    the client's connection before relaying a byte of the reply (the request was applied, its reply lost);
+    ``reply`` answers ``(status, body)`` itself without forwarding (what a store would answer)."""
+
+    drop_reply: bool = False
+    reply: tuple[int, bytes] | None = None
+
+
+@dataclass
+class Seen:
+    """One request through the proxy: method, path (with the query), the server's status (None: not forwarded),
+    and the fault applied."""
+
+    method: str
+    path: str
+    status: int | None
+    fault: Fault | None
+
+
+@dataclass
+class FaultyProxy:
+    """An HTTP proxy on 127.0.0.1 (a free port) in front of ``upstream``: every request is forwarded as it came
+    (the same headers, so signatures hold) and its reply relayed, except where ``fault(method, path)`` returns a
+    :class:`Fault`. A context manager: the server stops on exit. ``seen`` lists the requests in order."""
+
+    upstream: str
+    fault: Callable[[str, str], Fault | None]
+    seen: list[Seen] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        proxy = self
+        target = urlsplit(self.upstream)
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, and Expect: 100-continue answered
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+            def _body(self) -> bytes:
+                if "chunked" in self.headers.get("Transfer-Encoding", "").lower():  # forwarded raw, still chunked
+                    raw = b""
+                    while True:
+                        line = self.rfile.readline()
+                        raw += line
+                        if int(line.split(b";")[0].strip(), 16) == 0:
+                            while (trailer := self.rfile.readline()) not in (b"\r\n", b"\n", b""):
+                                raw += trailer
+                            return raw + b"\r\n"
+                        raw += self.rfile.read(int(line.split(b";")[0].strip(), 16) + 2)
+                size = int(self.headers.get("Content-Length") or 0)
+                return self.rfile.read(size) if size else b""
+
+            def _answer(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+                self.send_response_only(status)
+                for k, v in headers:
+                    if k.lower() not in ("transfer-encoding", "content-length", "connection"):
+                        self.send_header(k, v)
+                length = dict((k.lower(), v) for k, v in headers).get("content-length", "0")
+                self.send_header("Content-Length", length if self.command == "HEAD" else str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            def _any(self) -> None:
+                body = self._body()
+                fault = proxy.fault(self.command, self.path)
+                if fault is not None and fault.reply is not None:
+                    proxy.seen.append(Seen(self.command, self.path, None, fault))
+                    self._answer(fault.reply[0], [("Content-Type", "application/xml")], fault.reply[1])
+                    return
+                conn = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=60)
+                try:
+                    conn.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+                    for k, v in self.headers.items():
+                        if k.lower() != "expect":  # answered here already
+                            conn.putheader(k, v)
+                    conn.endheaders(body or None)
+                    reply = conn.getresponse()
+                    data = reply.read()
+                finally:
+                    conn.close()
+                proxy.seen.append(Seen(self.command, self.path, reply.status, fault))
+                if fault is not None and fault.drop_reply:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)  # the request was applied; its reply is lost
+                    return
+                self._answer(reply.status, reply.getheaders(), data)
+
+            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _any
+
+        class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
+            daemon_threads = True
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="faulty-proxy", daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def options(self) -> dict[str, object]:
+        """storage_options reaching the server through the proxy."""
+        return {"endpoint_url": self.endpoint, "key": ACCESS_KEY, "secret": SECRET_KEY}
+
+    def __enter__(self) -> FaultyProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=30)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -70,6 +72,22 @@ def shown_url(url: str) -> str:
     return mask_text(url)
 
 
+#: Text in an object's path that a filesystem's path syntax reads as something other than the key, and what it
+#: reads it as: s3fs cuts a path at ``?versionId=`` (always), adlfs at ``?versionid=``, gcsfs (when version aware)
+#: at ``#`` and ``?``. Only used to say why :meth:`RemoteFiles.misread` found a path misread.
+_PATH_SYNTAX = (
+    ("?versionId=", "an S3 object version id"),
+    ("?versionid=", "an Azure blob version id"),
+    ("#", "a GCS object generation"),
+    ("?", "a query"),
+)
+#: Error codes of a conditional write that collided with another one in progress on the same key (S3 answers 409
+#: and says to try again): the write is retried.
+_CONFLICT_CODES = frozenset({"ConditionalRequestConflict", "OperationAborted"})
+#: How often such a write is tried, and the first pause between tries (doubled each time).
+CONFLICT_TRIES = 5
+_CONFLICT_PAUSE = 0.2
+
 #: Schemes whose URL names a bucket or container first: ``s3:///x`` names none.
 _BUCKETED = frozenset({"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "az", "wasb", "wasbs"})
 
@@ -116,6 +134,10 @@ def checked_url(url: str) -> str:
             )
             raise RecordError(msg)
     return url
+
+
+class ObjectGone(RecordError):
+    """The object read is not there (any more)."""
 
 
 class RemoteFiles:
@@ -186,34 +208,117 @@ class RemoteFiles:
         return sorted(p[len(root) :] for p in found if p.startswith(root))
 
     def read(self, rel: str, limit: int) -> bytes:
-        """The bytes of one object; at most ``limit + 1`` are read, so the caller can tell one that is too large."""
-        try:
-            with self.fs.open(self._path(rel), "rb") as fh:
-                data: bytes = fh.read(limit + 1)  # fsspec is untyped; a file opened "rb" reads bytes
-                return data
-        except Exception as exc:
-            raise self._error("cannot read run record", rel, exc) from None
+        """The bytes of one object; at most ``limit + 1`` are read, so the caller can tell one that is too large.
+
+        Raises:
+            ObjectGone: there is no such object (any more: a running state is deleted once its final record is
+                written, maybe between a reader's listing and its read).
+            RecordError: it could not be read.
+        """
+        path = self._path(rel)
+        for fresh in (False, True):
+            try:
+                with self.fs.open(path, "rb") as fh:
+                    data: bytes = fh.read(limit + 1)  # fsspec is untyped; a file opened "rb" reads bytes
+                    return data
+            except FileNotFoundError as exc:
+                if not fresh:
+                    # Maybe only the listing cached by find() does not have it (an object written since, by another
+                    # process: a run's final record): ask the store itself.
+                    self.fs.invalidate_cache(path)
+                    continue
+                raise ObjectGone(str(self._error("cannot read run record", rel, exc))) from None
+            except Exception as exc:
+                raise self._error("cannot read run record", rel, exc) from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def put(self, rel: str, data: bytes) -> None:
         """Write one object whole, create-only where the store supports it (S3: ``If-None-Match: *``).
 
         Object stores make a PUT visible whole or not at all; create-only also means no writer ever replaces an
-        object another wrote.
+        object another wrote. An object already there holding exactly ``data`` is this write, done: a PUT the
+        store applied but whose reply was lost is retried by the client, and the retry finds the object there.
+        A write colliding with another conditional write in progress on the key (S3: 409) is tried again.
 
         Raises:
-            RecordError: the object exists already, or the store refused or could not be reached.
+            RecordError: an object with other bytes is there already, the filesystem would not write ``rel`` as
+                that key (:meth:`misread`), or the store refused or could not be reached.
         """
         path = self._path(rel)
-        try:
+        why = self.misread(rel)
+        if why:
+            raise RecordError(f"{self.url_of(rel)}: cannot write run record: {why}")
+        pause = _CONFLICT_PAUSE
+        for attempt in range(1, CONFLICT_TRIES + 1):
             try:
-                self.fs.pipe_file(path, data, mode="create")
-            except (TypeError, NotImplementedError):  # a filesystem without create-only writes: plain put
-                self.fs.pipe_file(path, data)
-        except FileExistsError:
-            msg = f"{self.url_of(rel)}: a run record is already there (records are written once)"
-            raise RecordError(msg) from None
+                try:
+                    self.fs.pipe_file(path, data, mode="create")
+                except (TypeError, NotImplementedError):  # a filesystem without create-only writes: plain put
+                    self.fs.pipe_file(path, data)
+                return
+            except Exception as exc:
+                codes = set(_error_codes(exc))
+                if isinstance(exc, FileExistsError) or "PreconditionFailed" in codes:
+                    # (a 412 without its Condition, from some S3-compatible servers, is an OSError in s3fs)
+                    self._same_bytes_there(rel, path, data)
+                    return
+                if codes & _CONFLICT_CODES and attempt < CONFLICT_TRIES:
+                    log.debug("%s: conflicting write in progress (%s); trying again", self.url_of(rel), codes)
+                    time.sleep(pause)
+                    pause *= 2
+                    continue
+                raise self._error("cannot write run record", rel, exc) from None
+
+    def _same_bytes_there(self, rel: str, path: str, data: bytes) -> None:
+        """A create-only write found an object at ``path``: success if it holds exactly ``data``, else an error."""
+        there = f"{self.url_of(rel)}: a run record is already there (records are written once)"
+        try:
+            self.fs.invalidate_cache(path)
+            with self.fs.open(path, "rb") as fh:
+                found: bytes = fh.read(len(data) + 1)
         except Exception as exc:
-            raise self._error("cannot write run record", rel, exc) from None
+            why = mask_text(" ".join(str(exc).split()) or type(exc).__name__)
+            msg = f"{there}, and reading it back to compare failed: {type(exc).__name__}: {why}"
+            raise RecordError(msg) from None
+        if found != data:
+            raise RecordError(there)
+        log.info("%s: already there with the same bytes (a retried write whose first reply was lost)", self.url_of(rel))
+
+    def misread(self, rel: str) -> str | None:
+        """Why the filesystem would not address the object at ``rel`` (under the root) by that key, or None.
+
+        fsspec filesystems read a syntax of their own in paths: s3fs takes ``?versionId=`` and all after it as a
+        version id (always), adlfs ``?versionid=``, gcsfs (version aware) ``#`` and a query. A write of such a key
+        would go to another object (``.../a?versionId=1/r.json`` is written as ``.../a``), a read would read one.
+
+        Example:
+            >>> RemoteFiles("memory://doc-misread/records").misread("u/p/a?versionId=1/r.json") is None
+            True
+        """
+        split = getattr(self.fs, "split_path", None)
+        if not callable(split):  # a filesystem without a path syntax of its own (memory://, file://...)
+            return None
+        path = self._path(rel)
+        try:
+            parts = split(path)
+            key, version = str(parts[1]), (parts[2] if len(parts) > 2 else None)
+        except Exception:  # a split_path of another shape: nothing to compare
+            return None
+        if version is None and (key == rel or key.endswith("/" + rel)):
+            return None
+        lib = type(self.fs).__module__.split(".")[0]
+        means = next((f" ({lib} reads {m!r} in a path as {what})" for m, what in _PATH_SYNTAX if m in rel), "")
+        addressed = f"{key}?version={version}" if version is not None else key
+        return f"{lib} would address another object ({addressed!r}){means}"
+
+    def misread_name(self, name: str) -> str | None:
+        """Why a usecase, package, task or run id cannot be a name in this store's keys (see :meth:`misread`), or
+        None: it is checked as a folder (``<name>/...``) and as a file name (``<name>.json``)."""
+        for rel in (f"{name}/0.json", f"{name}.json"):
+            why = self.misread(rel)
+            if why:
+                return f"cannot be a name in {self.shown}: {why}; rename it (a local records folder takes it)"
+        return None
 
     def remove(self, rel: str) -> None:
         """Delete every object under ``rel``; failures are logged only (a reader prefers the final record anyway).
@@ -224,7 +329,13 @@ class RemoteFiles:
         try:
             self.fs.invalidate_cache()
             found = self.fs.find(self._path(rel), detail=False)
+            root = self.root + "/"
             for path in found:
+                # a key the filesystem would misread names another object: deleting "it" would delete that one
+                why = self.misread(path[len(root) :]) if path.startswith(root) else None
+                if why:
+                    log.warning("%s: not deleted: %s", self.url_of(path[len(root) :]), why)
+                    continue
                 self.fs.rm_file(path)
         except FileNotFoundError:
             return
@@ -255,6 +366,20 @@ class RemoteFiles:
     def _error(self, what: str, rel: str, exc: BaseException) -> RecordError:
         why = mask_text(" ".join(str(exc).split()) or type(exc).__name__)
         return RecordError(f"{self.url_of(rel)}: {what}: {type(exc).__name__}: {why}")
+
+
+def _error_codes(exc: BaseException) -> Iterator[str]:
+    """The error codes of the service's replies (botocore's ``response["Error"]["Code"]``) in ``exc`` and the
+    exceptions it was raised from (s3fs raises its own, from botocore's)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        response = getattr(current, "response", None)
+        error = response.get("Error") if isinstance(response, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("Code"), str):
+            yield error["Code"]
+        current = current.__cause__ or current.__context__
 
 
 def _install(scheme: str, otherwise: str) -> str:

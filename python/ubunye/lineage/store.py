@@ -236,7 +236,7 @@ class RecordStore:
     def path(self, usecase: str, package: str, task: str, run_id: str) -> Path | RecordURL:
         """Where the final record of one run is (or will be) stored."""
         folder = self.folder(usecase, package, task)
-        _plain("run_id", run_id, (usecase, package, task))
+        _plain("run_id", run_id, (usecase, package, task), self._remote)
         if self._remote is not None:
             url = self._remote.url_of(_final_key(usecase, package, task, run_id))
             return RecordURL(url, usecase, package, task, run_id)
@@ -251,10 +251,12 @@ class RecordStore:
 
         Raises:
             RecordError: a part is not a plain name (:func:`~ubunye.lineage.record.unsafe_name`: ``..``, a
-                ``/``, a control character...), which a reader would refuse.
+                ``/``, a control character...), which a reader would refuse; in an object store, also a name its
+                filesystem would read as something other than a key (``a?versionId=1`` on S3:
+                :meth:`~ubunye.lineage.remote.RemoteFiles.misread`).
         """
         for name, part in (("usecase", usecase), ("package", package), ("task", task)):
-            _plain(name, part, (usecase, package, task))
+            _plain(name, part, (usecase, package, task), self._remote)
         if self._remote is not None:
             return Path(usecase, package, task)
         return Path(self.root) / usecase / package / task
@@ -424,7 +426,8 @@ class RecordStore:
         """One entry per run (its final record, else its newest running state), from a listing alone."""
         for name, part in (("usecase", usecase), ("package", package), ("task", task)):
             if part is not None:  # a filter of ".." would otherwise list files outside the store
-                _plain(name, part, tuple(x or "*" for x in (usecase, package, task)))  # type: ignore[arg-type]
+                where = tuple(x or "*" for x in (usecase, package, task))
+                _plain(name, part, where, self._remote)  # type: ignore[arg-type]
         if self._frozen:
             if self._listing is None:
                 self._listing = self._list(None, None, None)
@@ -442,7 +445,7 @@ class RecordStore:
             return out
         wanted = (usecase, package, task)
         prefix = "/".join(x for x in _leading(wanted))
-        runs: dict[tuple[str, str, str, str], tuple[str, str]] = {}  # identity+run -> (rank, key)
+        runs: dict[tuple[str, str, str, str], tuple[tuple[int, int], str]] = {}  # identity+run -> (rank, key)
         for key in self._remote.find(prefix):
             parsed = _parse_key(key)
             if parsed is None or any(w is not None and w != have for w, have in zip(wanted, parsed[:3], strict=False)):
@@ -467,9 +470,25 @@ class RecordStore:
             except MalformedRecord as exc:
                 return StoredRecord(c.path, None, str(exc), exc.field)
             return entry
+        from ubunye.lineage.remote import ObjectGone
+
         shown = str(c.path)
+        misread = self._remote.misread(c.key)
+        if misread:  # written by another tool: reading "it" would read another object
+            return StoredRecord(c.path, None, f"{printable(shown)}: cannot read run record: {misread}")
         try:
-            data = self._remote.read(c.key, MAX_RECORD_BYTES)
+            try:
+                data = self._remote.read(c.key, MAX_RECORD_BYTES)
+            except ObjectGone:
+                final = _final_key(*c.identity, c.run_id)
+                if c.key == final:
+                    raise
+                # A running state listed, then deleted because the run wrote its final record: read that one.
+                c = _Candidate(
+                    c.identity, c.run_id, RecordURL(self._remote.url_of(final), *c.identity, c.run_id), final
+                )
+                shown = str(c.path)
+                data = self._remote.read(c.key, MAX_RECORD_BYTES)
             if len(data) > MAX_RECORD_BYTES:
                 raise RecordError(_too_large(printable(shown), len(data)))
             record = RunRecord.from_dict(_parse(_decode(data, printable(shown)), c.path), shown)
@@ -536,20 +555,28 @@ def _running_key(usecase: str, package: str, task: str, run_id: str, sequence: s
     return f"{usecase}/{package}/{task}/{RUNNING_DIR}/{run_id}/{sequence}.json"
 
 
-#: How a reader ranks the objects of one run: any final record above every running state.
-_FINAL_RANK = "~final"
+#: How a reader ranks the objects of one run: any final record above every running state, and running states by
+#: their sequence as a number (compared as text, "9" would outrank "10", and "٩", a digit to ``str.isdigit``,
+#: every final record).
+_FINAL_RANK = (1, 0)
+_SEQUENCE = re.compile(r"[0-9]{1,30}")
 
 
-def _parse_key(key: str) -> tuple[str, str, str, str, str] | None:
+def _parse_key(key: str) -> tuple[str, str, str, str, tuple[int, int]] | None:
     """``(usecase, package, task, run_id, rank)`` of an object of the layout, None for anything else."""
     parts = key.split("/")
     if len(parts) == 4 and parts[3].endswith(".json"):
         run_id = parts[3][: -len(".json")]
         names = (parts[0], parts[1], parts[2], run_id)
         rank = _FINAL_RANK
-    elif len(parts) == 6 and parts[3] == RUNNING_DIR and parts[5].endswith(".json") and parts[5][:-5].isdigit():
+    elif (
+        len(parts) == 6
+        and parts[3] == RUNNING_DIR
+        and parts[5].endswith(".json")
+        and _SEQUENCE.fullmatch(parts[5][:-5])
+    ):
         names = (parts[0], parts[1], parts[2], parts[4])
-        rank = parts[5][:-5]
+        rank = (0, int(parts[5][: -len(".json")]))
     else:
         return None
     if any(unsafe_name(n) for n in names):  # hidden objects (writes of other tools), odd names: not records
@@ -713,12 +740,17 @@ def _readable(text: str, target: Path) -> None:
     _check_place(RunRecord.from_dict(_parse(text, target), str(target)), target)
 
 
-def _plain(name: str, value: str, identity: tuple[str, str, str]) -> None:
+def _plain(name: str, value: str, identity: tuple[str, str, str], remote: RemoteFiles | None = None) -> None:
+    """A usecase, package, task or run id that is a plain name (and, in an object store, one its filesystem reads
+    as a key), else a RecordError naming it and why."""
     why = unsafe_name(value)
+    where = "/".join(printable(str(x)) for x in identity)
     if why:
-        where = "/".join(printable(str(x)) for x in identity)
         msg = f"bad {name} {value!r} of {where}: not a plain name ({why})"
         raise RecordError(msg)
+    misread = remote.misread_name(value) if remote is not None else None
+    if misread:
+        raise RecordError(f"bad {name} {value!r} of {where}: {misread}")
 
 
 def _read(path: Path) -> str:
