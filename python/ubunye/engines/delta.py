@@ -86,6 +86,9 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
     """
     from deltalake import write_deltalake
 
+    from ubunye.hashing.delta_files import check_deltalake_path
+
+    check_deltalake_path(path, f"output {io.name!r}", write=True)
     refuse_unfaithful(table, io, path)
     handoff, failure = _Handoff(), []
 
@@ -123,6 +126,10 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
         from ubunye.hashing.delta_files import deltalake_arrow
 
         with deltalake_arrow(f"output {io.name!r} (Delta at {path})"):
+            if not isinstance(failure[0], Exception):  # a panic inside deltalake (pyo3's PanicException) is no
+                first = (str(failure[0]).strip().splitlines() or [""])[0]  # Exception: no handler would see it
+                msg = f"output {io.name!r} (Delta at {path}): deltalake failed ({type(failure[0]).__name__}: {first})"
+                raise EngineError(msg) from failure[0]
             raise failure[0]
 
 
@@ -265,6 +272,9 @@ def _open(io: IOConfig, path: str) -> DeltaTable:
     """The Delta table at ``path`` as a read of ``io`` sees it: at io.version, or as of io.timestamp, else latest."""
     from deltalake import DeltaTable
 
+    from ubunye.hashing.delta_files import check_deltalake_path
+
+    check_deltalake_path(path, f"Delta table {io.name!r}")
     table = DeltaTable(path, storage_options=io.storage_options or None)
     if io.version is not None:
         # Checked against the latest first: deltalake asked for a version far beyond it (2**63 - 1) searches
@@ -292,9 +302,10 @@ def read_table(io: IOConfig, path: str) -> pa.Table:
         >>> read_table(IOConfig("t", format="delta"), path).to_pydict()
         {'a': [1]}
     """
-    from ubunye.hashing.delta_files import deltalake_arrow
+    from ubunye.hashing.delta_files import check_arrow_readable, deltalake_arrow
 
     table = _open(io, path)
+    check_arrow_readable(table, f"input {io.name!r} (Delta at {path})")
     with deltalake_arrow(f"input {io.name!r} (Delta at {path})"):
         return table.to_pyarrow_table()
 

@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -393,14 +394,69 @@ def deltalake_arrow(what: str) -> Iterator[None]:
         raise EngineError(msg) from exc
 
 
+#: What deltalake mishandles in a local path (measured with deltalake 1.6.6): it decodes ``%`` (``a%20b`` is read
+#: and written as ``a b``: another folder, or a log of one and files of the other), and a ``[`` or ``]`` makes its
+#: writer panic ("Invalid object store url": a pyo3 PanicException, which is no Exception and passes every handler).
+_READ_CHARS, _WRITE_CHARS = "%", "%[]"
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def check_deltalake_path(path: str, what: str, *, write: bool = False) -> None:
+    """Raise EngineError naming ``what`` when deltalake would read or write (``write``) another place than the
+    local ``path``, or panic on it; a URL passes (its ``%`` escapes are the URL's own).
+
+    Example:
+        >>> check_deltalake_path("/data/orders", "input 'orders'")
+        >>> check_deltalake_path("/data/a%20b", "input 'orders'")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'orders': deltalake cannot use the local path /data/a%20b: ...
+    """
+    from ubunye.exceptions import EngineError
+
+    if _URL.match(path):
+        return
+    found = [c for c in (_WRITE_CHARS if write else _READ_CHARS) if c in path]
+    if not found:
+        return
+    why = []
+    if "%" in found:
+        why.append("it decodes '%' (a%20b would be 'a b', another folder)")
+    if "[" in found or "]" in found:
+        why.append("its writer fails on '[' and ']' in a path")
+    msg = (
+        f"{what}: deltalake cannot use the local path {path}: {'; '.join(why)}; rename the folder, or use the Spark "
+        "engine (delta-spark)"
+    )
+    raise EngineError(msg)
+
+
+def check_arrow_readable(table: DeltaTable, what: str) -> None:
+    """Raise EngineError naming ``what`` when deltalake's Arrow reader (``to_pyarrow_table``, ``to_pyarrow_dataset``)
+    would not read ``table``'s values: column mapping. A table with the ``columnMapping`` reader feature it refuses
+    itself; one of reader version 2 with ``delta.columnMapping.mode`` set (as delta-spark and Databricks write them)
+    it reads by the logical names, which its Parquet files do not hold: every value null, silently (measured with
+    deltalake 1.6.6, mode ``name`` and ``id``)."""
+    from ubunye.exceptions import EngineError
+
+    mode = str((table.metadata().configuration or {}).get("delta.columnMapping.mode", "none"))
+    if mode.lower() != "none":
+        msg = (
+            f"{what}: the table uses column mapping (delta.columnMapping.mode={mode}), which deltalake's Arrow "
+            "reader does not apply (it would read every value as null); read it with the Spark engine (delta-spark)"
+        )
+        raise EngineError(msg)
+
+
 def arrow_dataset(table: DeltaTable) -> ds.Dataset:
     """The pyarrow dataset ``to_pyarrow_table()`` reads (one fragment per add action, the table's schema).
 
     Raises:
-        EngineError: deltalake failed on a pyarrow older than it declares (:func:`deltalake_arrow`).
+        EngineError: deltalake failed on a pyarrow older than it declares (:func:`deltalake_arrow`), or the table
+            uses column mapping (:func:`check_arrow_readable`).
         deltalake.exceptions.DeltaProtocolError: deltalake's Arrow reader cannot read the table (deletion vectors,
-            column mapping): neither can ``to_pyarrow_table()``.
+            reader features it does not know): neither can ``to_pyarrow_table()``.
     """
+    check_arrow_readable(table, f"Delta table at {table.table_uri}")
     with deltalake_arrow(f"Delta table at {table.table_uri}"):
         return table.to_pyarrow_dataset()
 

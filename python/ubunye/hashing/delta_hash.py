@@ -282,7 +282,9 @@ def hash_delta(
         ProfileOptionError: with ``profile``, a key or bucket count profile-v1 cannot use (naming it), before any
             file is read.
         ValueError: ``engine`` is not one of ``"arrow"``, ``"jvm"``, None, or ``"jvm"`` without Spark.
-        EngineError: without Spark, deltalake failed on a pyarrow older than it declares (pyarrow >= 21).
+        EngineError: without Spark, deltalake failed on a pyarrow older than it declares (pyarrow >= 21), or the
+            table uses column mapping (which deltalake's Arrow reader does not apply); a local path deltalake would
+            take for another (``%``).
         deltalake's errors: the table cannot be opened at that version, or (without Spark) deltalake's Arrow
             reader cannot read it, exactly as ``to_pyarrow_table()`` would fail.
     """
@@ -291,7 +293,10 @@ def hash_delta(
         raise ValueError("engine='jvm' hashes through Spark: give spark=, or engine='arrow' / None for deltalake")
     from deltalake import DeltaTable
 
+    from ubunye.hashing.delta_files import check_deltalake_path
+
     location = table_location(table_uri)
+    check_deltalake_path(table_uri, f"Delta table at {location}")  # its log is read by deltalake on Spark too
     table = DeltaTable(table_uri, version=version, storage_options=storage_options)
     snap = read_snapshot(table, deletion_vectors=spark is not None)
     source: tuple[ds.Dataset | None, SparkDeltaFiles | None]
