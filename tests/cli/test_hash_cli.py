@@ -90,6 +90,9 @@ def test_format_can_be_given(files):
     [
         (["nowhere/orders.parquet"], "no such file or folder: nowhere/orders.parquet"),
         (["sales_table"], "a catalog table needs --engine spark"),
+        # Names no file has and no catalog table could have fail before an engine starts (the rule diff uses too)
+        (["old.delta", "--engine", "spark"], "no such file or folder: old.delta (a name ending in .delta is a file"),
+        (["my-data", "--engine", "spark"], "no such file or folder: my-data (it is not spelled like a catalog table"),
         (["{tmp}/orders.data"], "cannot tell the format"),
         (["{tmp}/empty"], "no data files; give --format"),
         (["{tmp}/orders.csv", "--format", "delta"], "cannot read delta"),

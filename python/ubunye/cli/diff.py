@@ -10,7 +10,6 @@ in one pass each, then read the same way.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,8 +19,7 @@ import typer
 from rich.table import Table
 
 from ubunye.cli.errors import domain_errors
-from ubunye.cli.hash import SUFFIXES as READ_SUFFIXES
-from ubunye.cli.hash import source_config
+from ubunye.cli.hash import not_a_table, source_config
 from ubunye.cli.render import console, dash, emit_json, flow_help, line
 from ubunye.config import IOConfig
 from ubunye.config.model import BACKENDS, DEFAULT_BUCKETS, FORMATS
@@ -35,12 +33,6 @@ from ubunye.lineage.record import DatasetRecord, RunRecord, check_datasets, prin
 _BUCKET = 24
 PROFILE = "profile-v1"  # the profile method whose buckets this module reads (docs/rows-v1.md section 12)
 HASH = "rows-v1"  # the hash method whose data hash this module checks rows against (docs/rows-v1.md)
-#: Name endings that make a --a/--b target a file, never a catalog table: the formats ubunye reads, and other
-#: data files and compressions (``old.delta``, ``day.csv.gz``), which a Spark table name would not end in.
-FILE_SUFFIXES = frozenset(READ_SUFFIXES) | {
-    ".delta", ".orc", ".avro", ".txt", ".tsv", ".arrow", ".feather", ".ipc", ".xlsx", ".xls",
-    ".gz", ".bz2", ".xz", ".zst", ".zip", ".snappy",
-}  # fmt: skip
 
 
 @dataclass
@@ -369,10 +361,6 @@ def diff_targets(target_a: str, target_b: str, *, fmt_a: str | None = None, fmt_
     return _run(target_b, sa, sb, key, buckets or None, wanted, note, limit, engines)
 
 
-#: A catalog table name: dot-separated parts, each letters, digits and ``_``, or anything in backquotes.
-_TABLE_NAME = re.compile(r"(?:\w+|`(?:[^`]|``)+`)(?:\.(?:\w+|`(?:[^`]|``)+`))*")
-
-
 def _maybe_table(target: str, fmt: str | None, engine: str | None, label: str) -> bool:
     """Whether ``--a``/``--b`` ``target`` may name a Spark catalog table: no file or folder of that name exists
     here, and it is spelled like a table (``sales``, ``db.sales``, ``cat.db.`my table```), not like a file.
@@ -394,15 +382,10 @@ def _maybe_table(target: str, fmt: str | None, engine: str | None, label: str) -
             return False
     except OSError:
         return False  # a name too long for the filesystem...: source_config says so
-    last = target.rsplit(".", 1)[-1] if "." in target and not target.endswith("`") else ""
-    why = None
-    if last and f".{last.lower()}" in FILE_SUFFIXES:
-        why = f"a name ending in .{last} is a file name, not a catalog table"
-    elif not _TABLE_NAME.fullmatch(target):
-        why = "it is not spelled like a catalog table (db.table, each part letters, digits and _, or `quoted`)"
-    elif engine is not None and engine != "spark":
+    why = not_a_table(target)
+    if why is None and engine is not None and engine != "spark":
         why = "a catalog table needs --engine spark"
-    elif fmt is not None and engine is None:
+    elif why is None and fmt is not None and engine is None:
         why = f"--format-{label.lower()} says it is a file (a catalog table needs --engine spark)"
     if why is None:
         return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,6 +20,14 @@ from ubunye.lineage.record import printable
 
 SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json"}
 SUFFIXES[".ndjson"] = "json"
+#: Name endings that make a target a file, never a catalog table: the formats ubunye reads, and other data files
+#: and compressions (``old.delta``, ``day.csv.gz``), which a Spark table name would not end in.
+FILE_SUFFIXES = frozenset(SUFFIXES) | {
+    ".delta", ".orc", ".avro", ".txt", ".tsv", ".arrow", ".feather", ".ipc", ".xlsx", ".xls",
+    ".gz", ".bz2", ".xz", ".zst", ".zip", ".snappy",
+}  # fmt: skip
+#: A catalog table name: dot-separated parts, each letters, digits and ``_``, or anything in backquotes.
+_TABLE_NAME = re.compile(r"(?:\w+|`(?:[^`]|``)+`)(?:\.(?:\w+|`(?:[^`]|``)+`))*")
 #: The most canonical lines ``--show-lines`` prints (a bigger count overflows the readers' C integers).
 MAX_SHOW_LINES = 1_000_000
 HOW = {"arrow": "the Python twin (Arrow)", "jvm": "ubunye_rows_v1 in the JVM"}
@@ -53,6 +62,24 @@ def guess_format(path: Path) -> str:
     raise EngineError(msg)
 
 
+def not_a_table(target: str) -> str | None:
+    """Why ``target`` (a name no file or folder here has) cannot name a Spark catalog table, or None when it can
+    (``sales``, ``db.sales``, ``cat.db.`my table```): the one rule ``ubunye hash`` and ``ubunye diff`` share.
+
+    Example:
+        >>> not_a_table("db.sales") is None, not_a_table("old.delta"), not_a_table("my-data")[:30]
+        (True, 'a name ending in .delta is a file name, not a catalog table', 'it is not spelled like a catal')
+    """
+    if is_url(target) or "/" in target or "\\" in target:
+        return "it is a path"
+    last = target.rsplit(".", 1)[-1] if "." in target and not target.endswith("`") else ""
+    if last and f".{last.lower()}" in FILE_SUFFIXES:
+        return f"a name ending in .{last} is a file name, not a catalog table"
+    if not _TABLE_NAME.fullmatch(target):
+        return "it is not spelled like a catalog table (db.table, each part letters, digits and _, or `quoted`)"
+    return None
+
+
 def source_config(target: str, fmt: str | None, engine: str) -> IOConfig:
     """The IOConfig that reads ``target``: a path (format from --format or the files), a URL, or a catalog table."""
     path = Path(target)
@@ -67,11 +94,11 @@ def source_config(target: str, fmt: str | None, engine: str) -> IOConfig:
     except OSError as exc:  # a name too long, a folder that cannot be listed: the path given is the problem
         msg = f"cannot open {printable(target)}: {exc.strerror or exc}"
         raise EngineError(msg) from None
-    looks_like_table = "/" not in target and "\\" not in target and path.suffix.lower() not in SUFFIXES
-    if looks_like_table and engine == "spark":
+    why = not_a_table(target)
+    if why is None and engine == "spark":
         return IOConfig(name=target, format=fmt, table=target)
-    hint = " (a catalog table needs --engine spark)" if looks_like_table else ""
-    msg = f"no such file or folder: {target}{hint}"
+    hint = " (a catalog table needs --engine spark)" if why is None else "" if why == "it is a path" else f" ({why})"
+    msg = f"no such file or folder: {printable(target)}{hint}"
     raise EngineError(msg)
 
 
