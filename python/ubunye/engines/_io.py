@@ -230,6 +230,12 @@ class LocalEngine(ABC, Generic[FrameT]):
     def _arrow(self, frame: FrameT, *, rows: bool) -> pa.Table:
         """``frame`` as Arrow: every row when ``rows``, else (when cheaper) its columns and types alone."""
 
+    def _delta_arrow(self, frame: FrameT) -> pa.Table:
+        """Every row of ``frame`` as the Arrow table written to Delta: by default ``_arrow(frame, rows=True)``; an
+        engine whose types deltalake (or its own Delta reader) would not take back as they are overrides it with
+        types that hash alike (docs/rows-v1.md section 7)."""
+        return self._arrow(frame, rows=True)
+
     @abstractmethod
     def _write_part(self, frame: FrameT, table: pa.Table, io: IOConfig, part: Path) -> None:
         """Write one part file of ``io.format`` at ``part``; ``table`` is ``_arrow(frame, rows=False)``."""
@@ -256,7 +262,7 @@ class LocalEngine(ABC, Generic[FrameT]):
         path = location(io, base_dir)
         hook = CommitHook(before_commit)
         try:
-            table = self._arrow(frame, rows=io.format == "delta")
+            table = self._delta_arrow(frame) if io.format == "delta" else self._arrow(frame, rows=False)
             refuse_columns(io, table.schema)  # before anything is written
             if not table.schema.names:
                 self._refuse_rows_without_columns(frame, io)

@@ -20,6 +20,7 @@ from ubunye.engines.delta import read_table
 from ubunye.engines.inputs import check_alike, data_files, has_partitions
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError
+from ubunye.hashing.dictionaries import decode_column
 
 if TYPE_CHECKING:
     import duckdb
@@ -110,6 +111,31 @@ def _file_format(io: IOConfig) -> str | ds.FileFormat | None:
     return ds.CsvFileFormat(parse_options=parse, convert_options=nulls)
 
 
+def _for_delta(table: pa.Table) -> pa.Table:
+    """``table`` with its columns in types deltalake writes and reads back as they are, each hashing as before
+    (docs/rows-v1.md section 7): a dictionary column (``pd.ArrowDtype(dictionary)``, as a parquet of categoricals
+    reads back) as its values, which deltalake otherwise refuses as a partition column ("failed to read partition
+    column value as Scalar", naming none); a ``decimal256`` of precision up to 38 as the ``decimal128`` Delta has.
+
+    Example:
+        >>> t = pa.table({"d": pa.array(["a", "b"]).dictionary_encode(), "n": pa.array([1, 2], pa.decimal256(5, 0))})
+        >>> _for_delta(t).schema.types
+        [DataType(string), Decimal128Type(decimal128(5, 0))]
+    """
+    columns, changed = [], False
+    for i, field in enumerate(table.schema):
+        column = table.column(i)
+        if pa.types.is_dictionary(field.type):
+            column, changed = decode_column(column, field.name), True
+        t = column.type
+        if pa.types.is_decimal256(t) and t.precision <= 38:
+            column, changed = column.cast(pa.decimal128(t.precision, t.scale)), True
+        columns.append(column)
+    if not changed:
+        return table
+    return pa.Table.from_arrays(columns, names=table.schema.names)
+
+
 class PandasEngine(LocalEngine[pd.DataFrame]):
     """Runs tasks in this process on pandas DataFrames.
 
@@ -166,6 +192,9 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
     # -- writing (the rest is LocalEngine's) ------------------------------------------------------------------------
     def _arrow(self, frame: pd.DataFrame, *, rows: bool) -> pa.Table:
         return pandas_table(frame)  # every row either way: the part file is written from it
+
+    def _delta_arrow(self, frame: pd.DataFrame) -> pa.Table:
+        return _for_delta(pandas_table(frame))
 
     def _write_part(self, frame: pd.DataFrame, table: pa.Table, io: IOConfig, part: Path) -> None:
         """One part file: a folder of part files, as Spark writes them (so either engine reads what the other wrote)."""

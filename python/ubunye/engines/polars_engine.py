@@ -31,6 +31,7 @@ from ubunye.exceptions import EngineError
 
 if TYPE_CHECKING:
     import pandas as pd
+    from polars._typing import PolarsDataType
 
     from ubunye.hashing.delta_files import SumsCache
     from ubunye.hashing.delta_hash import DeltaHash
@@ -49,6 +50,28 @@ def _map_column(schema: pl.Schema) -> str | None:
         return False
 
     return next((name for name, dtype in schema.items() if holds(dtype)), None)
+
+
+def _delta_dtype(dtype: PolarsDataType) -> PolarsDataType:
+    """``dtype`` as a Delta table holds it, at any depth: a ``Categorical`` or ``Enum`` as ``String``, an ``Array``
+    as a ``List`` (rows-v1 hashes either pair alike: a dictionary is its values, a fixed-size list a list).
+
+    deltalake writes such columns as plain strings and lists, but keeps polars' Arrow schema (an Enum's field
+    metadata, the fixed size) in the data files, and polars' Delta reader then refuses the table it wrote
+    ("data type mismatch for column c: incoming: Enum != target: String"); a dictionary partition column is
+    refused by deltalake outright.
+
+    Example:
+        >>> _delta_dtype(pl.Struct({"e": pl.Array(pl.Enum(["a"]), 2)}))
+        Struct({'e': List(String)})
+    """
+    if isinstance(dtype, (pl.Categorical, pl.Enum)):
+        return pl.String()
+    if isinstance(dtype, (pl.Array, pl.List)):
+        return pl.List(_delta_dtype(dtype.inner))
+    if isinstance(dtype, pl.Struct):
+        return pl.Struct([pl.Field(f.name, _delta_dtype(f.dtype)) for f in dtype.fields])
+    return dtype
 
 
 def _from_arrow(table: pa.Table) -> pl.DataFrame:
@@ -86,6 +109,40 @@ def refuse_file_functions(query: str) -> None:
         "declare the data as an input and query it by its name"
     )
     raise EngineError(msg)
+
+
+def _binary_path(t: pa.DataType, path: str) -> str | None:
+    """The path (section 11 of docs/rows-v1.md: ``c.f``, ``c[]``, ``c{value}``) of the first binary in ``t``."""
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return path
+    if getattr(pa.types, "is_binary_view", lambda _t: False)(t):
+        return path
+    if pa.types.is_dictionary(t):
+        return _binary_path(t.value_type, path)
+    if pa.types.is_map(t):
+        return _binary_path(t.key_type, path + "{key}") or _binary_path(t.item_type, path + "{value}")
+    if pa.types.is_struct(t):
+        fields = (t.field(i) for i in range(t.num_fields))
+        return next((found for f in fields if (found := _binary_path(f.type, f"{path}.{f.name}"))), None)
+    if t.num_fields == 1:  # list, large_list, fixed_size_list, list views
+        return _binary_path(t.field(0).type, path + "[]")
+    return None
+
+
+def _refuse_nested_binary(io: IOConfig, schema: pa.Schema) -> None:
+    """Raise EngineError naming the output, column and field: json holds text, and binary inside a list or
+    struct is no text (polars' json writer panics on it; a binary column itself is refused before the write).
+
+    Example:
+        >>> _refuse_nested_binary(IOConfig("o", format="json"), pa.schema([("l", pa.list_(pa.binary()))]))
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'o': json cannot hold column 'l' (field 'l[]' of type binary) (use ...
+    """
+    for field in schema:
+        path = _binary_path(field.type, field.name)
+        if path is not None:
+            where = f"column {field.name!r}" + (f" (field {path!r} of type binary)" if path != field.name else "")
+            raise EngineError(f"output {io.name!r}: json cannot hold {where} (use parquet or delta)")
 
 
 # polars names parquet's "none" codec "uncompressed"
@@ -182,15 +239,34 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
     def _arrow(self, frame: pl.DataFrame, *, rows: bool) -> pa.Table:
         return frame.to_arrow() if rows else frame.head(0).to_arrow()  # polars writes part files itself
 
+    def _delta_arrow(self, frame: pl.DataFrame) -> pa.Table:
+        # the table written to Delta, in the types polars' Delta reader reads back (_delta_dtype)
+        schema = frame.schema
+        plain = {name: _delta_dtype(dtype) for name, dtype in schema.items()}
+        changed = [pl.col(name).cast(dtype) for name, dtype in plain.items() if dtype != schema[name]]
+        return (frame.with_columns(changed) if changed else frame).to_arrow()
+
     def _write_part(self, frame: pl.DataFrame, table: pa.Table, io: IOConfig, part: Path) -> None:
         """One part file, as Spark and the pandas engine write them."""
-        if io.format == "parquet":
-            codec = _POLARS_CODECS.get(parquet_codec(io), parquet_codec(io))
-            frame.write_parquet(part, compression=codec)  # type: ignore[arg-type]  # a name of PARQUET_CODECS
-        elif io.format == "csv":
-            frame.write_csv(part, separator=separator(io))
-        else:
-            frame.write_ndjson(part)
+        if io.format == "json":
+            _refuse_nested_binary(io, table.schema)
+        try:
+            if io.format == "parquet":
+                codec = _POLARS_CODECS.get(parquet_codec(io), parquet_codec(io))
+                frame.write_parquet(part, compression=codec)  # type: ignore[arg-type]  # a name of PARQUET_CODECS
+            elif io.format == "csv":
+                frame.write_csv(part, separator=separator(io))
+            else:
+                frame.write_ndjson(part)
+        except BaseException as exc:
+            # A writer polars has not implemented panics in Rust: pyo3's PanicException derives from BaseException,
+            # so it would pass every `except Exception` on its way out, the output's own error handling included.
+            if type(exc).__name__ != "PanicException":
+                raise
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            msg = f"output {io.name!r}: polars cannot write this frame as {io.format} (it panicked: {why}); nothing "
+            msg += "was committed. Write format: parquet or delta, or cast the column polars cannot write"
+            raise EngineError(msg) from exc
 
     def sql(self, query: str, sources: Mapping[str, object]) -> pl.DataFrame:
         refuse_file_functions(query)

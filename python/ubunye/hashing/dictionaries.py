@@ -57,3 +57,20 @@ def decode_dictionary(arr: pa.DictionaryArray, path: str) -> pa.Array:
         where = f"column {path!r}" if "." not in path and "[" not in path and "{" not in path else f"field {path!r}"
         msg = f"rows-v1 cannot hash {where} of type {arr.type}: Arrow cannot decode its dictionary ({exc}) "
         raise HashError(msg + "(docs/rows-v1.md sections 7 and 11)") from exc
+
+
+def decode_column(column: pa.ChunkedArray, path: str) -> pa.ChunkedArray:
+    """A dictionary column as the values it stands for, chunk by chunk (any other column as it is): what a writer
+    that takes no dictionaries (a Delta partition column) is handed. A HashError names the column when Arrow
+    cannot decode it.
+
+    Example:
+        >>> d = pa.chunked_array([pa.array(["a", None, "a"]).dictionary_encode()])
+        >>> decode_column(d, "c").type, decode_column(d, "c").to_pylist()
+        (DataType(string), ['a', None, 'a'])
+    """
+    if not pa.types.is_dictionary(column.type):
+        return column
+    values_type = _without_views(column.type.value_type)
+    chunks = [decode_dictionary(chunk, path) for chunk in column.chunks]
+    return pa.chunked_array([c.cast(values_type) if c.type != values_type else c for c in chunks], values_type)

@@ -54,8 +54,14 @@ def _is_spark(frame: object) -> TypeGuard[DataFrame]:
     return frame_kind(frame) == "pyspark"
 
 
+def _is_polars_lazy(frame: object) -> bool:
+    mod = type(frame).__module__
+    return type(frame).__name__ == "LazyFrame" and (mod == "polars" or mod.startswith("polars."))
+
+
 def to_arrow(frame: object) -> pa.Table:
-    """The Arrow table rows-v1 hashes for pandas, an Arrow Table/RecordBatch, an Arrow stream, or a port frame."""
+    """The Arrow table rows-v1 hashes for pandas, an Arrow Table/RecordBatch, an Arrow stream (a polars LazyFrame is
+    collected first), or a port frame."""
     if isinstance(frame, pa.Table):
         return frame
     if isinstance(frame, pa.RecordBatch):
@@ -64,6 +70,10 @@ def to_arrow(frame: object) -> pa.Table:
         from ubunye.hashing.pandas_frame import pandas_to_arrow
 
         return pandas_to_arrow(frame)
+    if _is_polars_lazy(frame):
+        # A query, not rows: collected as the polars engine collects one a transform returns (reading its schema
+        # as a port frame's would resolve the query just to refuse it, with polars' PerformanceWarning).
+        frame = frame.collect()  # type: ignore[attr-defined]
     if hasattr(frame, "__arrow_c_stream__"):
         return stream_to_arrow(frame)  # a column Arrow cannot import is a section-11 error naming it
     if is_rows_frame(frame):

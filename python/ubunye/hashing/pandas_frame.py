@@ -163,8 +163,21 @@ def _column(series: pd.Series, name: str) -> pa.Array:
         # A category is its values (section 7): the categories converted by the rules of their own dtype, then
         # taken by code; code -1 is a missing value, a null (astype to the categories' dtype would make it NaN in a
         # float column and fail in an integer one).
-        categories = _column(pd.Series(dtype.categories, dtype=dtype.categories.dtype), name)
         codes = np.asarray(series.cat.codes)
+        values = dtype.categories
+        if values.dtype.kind == "O":
+            # Categories of Python objects have no type but the one found from them (section 7: a Decimal's
+            # precision, a dict's keys, a datetime's zone): found, as for an object column, from the categories
+            # the rows use, since values a dictionary holds but no row uses play no part. Only when no row uses
+            # any is the type that of all the categories (there is no other to take).
+            present = codes >= 0
+            used = np.flatnonzero(np.bincount(codes[present], minlength=len(values)))
+            if 0 < len(used) < len(values):
+                position = np.full(len(values), -1, dtype=np.int64)
+                position[used] = np.arange(len(used))
+                codes = np.where(present, position[np.where(present, codes, 0)], -1)
+                values = values[used]
+        categories = _column(pd.Series(values, dtype=values.dtype), name)
         return categories.take(pa.array(codes, mask=codes < 0))
     if isinstance(dtype, pd.ArrowDtype):
         return pa.array(series)
