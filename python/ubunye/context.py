@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -155,9 +156,22 @@ class RunOptions:
 def _store_at(
     records: str | Path | RecordStore | None, storage_options: Mapping[str, Any] | None
 ) -> RecordStore | None:
-    """The store ``records`` (or ``$UBUNYE_RECORDS``) names, reached once now; None when neither names one."""
+    """The store ``records`` (or ``$UBUNYE_RECORDS``) names, reached once now; None when neither names one.
+
+    ``records`` of another type (``5``, a list) is a ConfigError: its ``str()`` was a folder in the current
+    directory, where the records went unseen; ``storage_options`` that are not a mapping are one too, even where
+    a local store would not use them.
+    """
     if isinstance(records, RecordStore):
         return records
+    given: object = records
+    if given is not None and not isinstance(given, (str, os.PathLike)):
+        msg = f"records: expected a folder or URL (str or os.PathLike), got {type(given).__name__} {given!r}"
+        raise ConfigError(msg)
+    options: object = storage_options
+    if options is not None and not isinstance(options, Mapping):
+        msg = f"storage_options: expected a mapping (e.g. {{'profile': 'ops'}}), got {type(options).__name__}"
+        raise ConfigError(msg)
     where = records_location(records)
     if where is None:
         return None

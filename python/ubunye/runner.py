@@ -11,9 +11,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import os
 import signal
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +32,7 @@ from ubunye.interrupts import Interrupted, SignalGuard
 from ubunye.interrupts import describe as interruption
 from ubunye.lineage.profiles import profile_fields
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing, printable
+from ubunye.lineage.recorder import LineageRecorder
 from ubunye.lineage.redact import mask_text, remember_secrets
 from ubunye.lineage.secrets import secret_values
 from ubunye.lineage.store import RecordStore, RecordURL
@@ -228,13 +232,19 @@ def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
         return {name: ctx.engine.sql(cfg.transform["query"], sources)}
     cls = load_task_class(ctx.task_dir)
     task = cls(config=cfg, engine=ctx.engine, dt=ctx.dt, dtf=ctx.dtf, mode=ctx.mode)
-    result: object = task.transform(dict(sources))  # user code: checked, whatever its annotation says
+    try:
+        result: object = task.transform(dict(sources))  # user code: checked, whatever its annotation says
+    except ModuleNotFoundError as exc:
+        raise _helper_not_found(exc, ctx.task_dir) from exc
     if not isinstance(result, dict):
         msg = f"{cls.__name__}.transform returned {type(result).__name__}, expected a dict of output frames"
         raise TaskError(msg)
-    missing, extra = sorted(set(cfg.outputs) - set(result)), sorted(set(result) - set(cfg.outputs))
+    # Keys of any type (user code may return {1: df}): shown with their type, never sorted as they are, and never
+    # equal to an output's name (which has no space).
+    names = {name if isinstance(name, str) else f"{type(name).__name__} {name!r}" for name in result}
+    missing, extra = sorted(set(cfg.outputs) - names), sorted(names - set(cfg.outputs))
     if missing or extra:
-        msg = f"{cls.__name__}.transform returned outputs {sorted(result)}; configured: {sorted(cfg.outputs)}"
+        msg = f"{cls.__name__}.transform returned outputs {sorted(names)}; configured: {sorted(cfg.outputs)}"
         msg += "".join(f"; missing {missing}" if missing else "") + (f"; not configured {extra}" if extra else "")
         raise TaskError(msg)
     native = {}
@@ -245,6 +255,43 @@ def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
             msg = f"{cls.__name__}.transform returned output {name!r} that the engine cannot use: {exc}"
             raise TaskError(msg) from exc
     return native
+
+
+#: A lock per LineageRecorder object, taken by each run it records (see :func:`_recorders`).
+_RECORDER_LOCKS: weakref.WeakKeyDictionary[object, threading.RLock] = weakref.WeakKeyDictionary()
+_RECORDER_LOCKS_LOCK = threading.Lock()
+
+
+def _recorders(monitors: Sequence[object]) -> list[threading.RLock]:
+    """The locks of the LineageRecorder objects among ``monitors``, in one order.
+
+    A recorder keeps the record of the run it records in itself (``recorder.record``), so one object given to
+    runs in two threads at once (``notebook.run(a, monitors=[rec])`` in a thread pool) mixed them up: a run that
+    succeeded left its record ``running``, or another run's evidence, for as long as the process lived. Each run
+    holds its recorders' locks from its first record to its last, so such runs take turns; a recorder the run
+    built for itself is its own and never waits. Re-entrant: a task whose code runs another task with the same
+    recorder, in the same thread, does not wait for itself.
+    """
+    found: dict[int, threading.RLock] = {}
+    for m in monitors:
+        if isinstance(m, LineageRecorder) and id(m) not in found:
+            with _RECORDER_LOCKS_LOCK:
+                found[id(m)] = _RECORDER_LOCKS.setdefault(m, threading.RLock())
+    return [found[key] for key in sorted(found)]
+
+
+def _helper_not_found(exc: ModuleNotFoundError, task_dir: Path) -> BaseException:
+    """A helper module of the task imported inside ``transform``: say to import it at the top of
+    transformations.py (helpers are importable only while it loads: the folder is not left on ``sys.path``,
+    where another task's helper of the same name would shadow it); any other missing module as it was."""
+    top = (exc.name or "").partition(".")[0]
+    if not top or not ((task_dir / f"{top}.py").is_file() or (task_dir / top / "__init__.py").is_file()):
+        return exc
+    msg = (
+        f"{exc}: {top!r} is a helper module of the task ({task_dir}), importable only while transformations.py "
+        f"loads: import it at the top of transformations.py, not inside transform"
+    )
+    return TaskError(msg)
 
 
 def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) -> RunResult:
@@ -259,10 +306,16 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
     """
     cfg, engine, run, guard = ctx.config, ctx.engine, _Run(), SignalGuard()
     hash_outputs, hash_inputs = bool(options.hash_outputs), bool(options.hash_inputs)
-    _start(ctx, monitors, options)
     start, held, produced, failure = time.perf_counter(), [], {}, None
+    started: list[object] = []
     with ExitStack() as locks:
+        for recorder in _recorders(monitors):  # one run at a time per recorder object (see _recorders)
+            locks.enter_context(recorder)
         try:
+            # A KeyboardInterrupt or sys.exit in a task_start (Ctrl-C while the running record is written, a
+            # monitor's own code) ends the run like one in the transform: with a failed record, never a record
+            # left `running` in a process that lives on (a notebook's).
+            _start(ctx, monitors, options, started)
             with guard.running():
                 sources = _read(ctx, run, hash_inputs, _sums_cache(options) if hash_inputs else None)
                 _check(run, cfg, sources, "inputs", engine)
@@ -290,6 +343,8 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
                     record.version = _written_version(engine, cfg.outputs[record.name], ctx.usecase_dir)
                     guard.resume()
             status = "success"
+        except _NotStarted:
+            raise
         except BaseException as exc:  # interruptions too: the record must say how the run ended
             status, failure = "failed", exc
         with guard.finishing():
@@ -298,7 +353,7 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
             for frame in held:
                 _release(engine, frame)
             error = _error(run, failure)
-            ended = _end(ctx, monitors, _evidence(ctx, options, run, status, start, error))
+            ended, stopped = _end(ctx, started, _evidence(ctx, options, run, status, start, error))
     path = options.record_path(ctx)
     result = RunResult(ctx.run_id, status, produced if status == "success" else {}, path, error, ctx)
     name = f"task {ctx.usecase}/{ctx.package}/{ctx.task}"
@@ -311,12 +366,14 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
     elif guard.pending is not None:
         new = RunInterrupted(f"{name} succeeded{where}, then was interrupted by {_signal_name(guard.pending)}")
         new.exit_code = 128 + guard.pending
+    elif stopped is not None:  # a monitor's task_end raised KeyboardInterrupt or SystemExit, after the record
+        new = _failure_error(stopped, mask_text(f"{name} succeeded{where}, then was {_why(stopped)}"))
     else:
         return result
     if ended is not None and failure is not None:
         new.args = (f"{new.args[0]}; its final record could not be written either: {mask_text(ended)}",)
     new.result = result  # type: ignore[attr-defined]
-    raise new from failure
+    raise new from failure or stopped
 
 
 def _lockable(engine: Engine[Any], where: str | None) -> str | None:
@@ -423,10 +480,16 @@ def _evidence(
     }
 
 
-def _start(ctx: RunContext, monitors: Sequence[object], options: RunOptions) -> None:
+class _NotStarted(TaskError):
+    """An essential monitor could not write the run record at the start: the run did not start."""
+
+
+def _start(ctx: RunContext, monitors: Sequence[object], options: RunOptions, started: list[object]) -> None:
     """task_start for every monitor, essential ones first; an essential one that fails means the run does not
-    start (and the others never hear of it)."""
+    start (and the others never hear of it). Each monitor is added to ``started`` as it is called, so that an
+    interruption raised meanwhile ends exactly the monitors that heard of the run."""
     for m in sorted(monitors, key=lambda m: not is_essential(m)):
+        started.append(m)
         try:
             call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id, options=options)
         except Exception as exc:  # only an essential monitor's error reaches here
@@ -434,7 +497,7 @@ def _start(ctx: RunContext, monitors: Sequence[object], options: RunOptions) -> 
                 f"task {ctx.usecase}/{ctx.package}/{ctx.task} did not start: monitor {monitor_name(m)} could not "
                 f"write the run record: {type(exc).__name__}: {exc}"
             )
-            raise TaskError(msg) from exc
+            raise _NotStarted(msg) from exc
 
 
 def _checkpoint(
@@ -459,19 +522,29 @@ def _checkpoint(
         call_monitor(m, "task_checkpoint", **evidence)
 
 
-def _end(ctx: RunContext, monitors: Sequence[object], evidence: dict[str, Any]) -> str | None:
-    """task_end for every monitor; what an essential one failed with (it must not pass silently), else None.
+def _end(
+    ctx: RunContext, monitors: Sequence[object], evidence: dict[str, Any]
+) -> tuple[str | None, BaseException | None]:
+    """task_end for every monitor: what an essential one failed with (it must not pass silently), else None;
+    and the first KeyboardInterrupt or SystemExit a monitor raised, else None.
 
     The other monitors end first, so what they note in the record (an event backend that failed) is in the
-    final record the essential one writes.
+    final record the essential one writes. A KeyboardInterrupt or ``sys.exit`` in one of them does not stop the
+    others: the essential one still writes the final record (else it would stay ``running`` while the process
+    lives on), and the caller raises the interruption after.
     """
-    failed = None
+    failed, stopped = None, None
     for m in sorted(monitors, key=is_essential):
         try:
             call_monitor(m, "task_end", **evidence)
         except Exception as exc:  # only an essential monitor's error reaches here
             failed = f"monitor {monitor_name(m)}: {type(exc).__name__}: {exc}"
-    return failed
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: raised once every monitor ended
+            log.warning("monitor %s was interrupted in task_end: %s", monitor_name(m), _why(exc))
+            if is_essential(m):
+                failed = f"monitor {monitor_name(m)}: {type(exc).__name__}: {_why(exc)}"
+            stopped = stopped or exc
+    return failed, stopped
 
 
 def _check(run: _Run, cfg: TaskConfig, frames: dict[str, Any], side: str, engine: Engine[Any]) -> None:
@@ -513,7 +586,8 @@ def prepare(
     entry_point: str = "python",
 ) -> RunContext:
     """Load a task folder's config and pick its engine; the context every entry point runs."""
-    task_dir = Path(task_dir).resolve()
+    task_dir = task_path(task_dir)
+    _check_engine_arg(engine)
     if not task_dir.is_dir():
         msg = f"{task_dir}: no such task folder (expected <usecase_dir>/<usecase>/<package>/<task>)"
         raise ConfigError(msg)
@@ -537,6 +611,68 @@ def prepare(
     return RunContext(
         task_dir, usecase_dir, usecase, package, task, cfg, engine, new_run_id(), dt, dtf, mode, entry_point
     )
+
+
+def task_path(task_dir: object) -> Path:
+    """The task folder a caller gave (a str or os.PathLike; a leading ``~`` is the user's home, as for the
+    records location), absolute. Anything else is a ConfigError naming what was given, not a TypeError from
+    deep inside pathlib.
+
+    Example:
+        >>> task_path(3)
+        Traceback (most recent call last):
+        ubunye.exceptions.ConfigError: task_dir: expected a path (str or os.PathLike) to a task folder, got int 3
+        >>> task_path("~/jobs/shop/daily/orders") == Path.home() / "jobs/shop/daily/orders"
+        True
+    """
+    if isinstance(task_dir, str) or (isinstance(task_dir, os.PathLike) and isinstance(os.fspath(task_dir), str)):
+        text = os.fspath(task_dir)
+        if text.strip():
+            return Path(text).expanduser().resolve()
+    msg = f"task_dir: expected a path (str or os.PathLike) to a task folder, got {type(task_dir).__name__} {task_dir!r}"
+    raise ConfigError(msg)
+
+
+def _check_engine_arg(engine: object) -> None:
+    """``engine=`` is a name, an engine object or None: an int or a typo'd object is named here, before it fails
+    somewhere else (as "the run record could not be written")."""
+    if engine is None or isinstance(engine, str):
+        return
+    missing = [m for m in ("read", "write", "native", "hash") if not callable(getattr(engine, m, None))]
+    if missing or not isinstance(getattr(engine, "name", None), str):
+        what = f"lacks {', '.join(missing)}" if missing else "has no name"
+        msg = (
+            f"engine: expected 'pandas', 'spark', 'polars' or an engine object, got {type(engine).__name__} "
+            f"{engine!r} (it {what})"
+        )
+        raise ConfigError(msg)
+
+
+def _check_monitors(monitors: object) -> list[object]:
+    """``monitors=`` as a list (any iterable: a generator was consumed by the first look and gave no monitors); a
+    single monitor, a string, a mapping, None or an object with no hook is refused, naming it (a string was taken
+    one character at a time, each a monitor with no hook: silently nothing)."""
+    hooks = ("task_start", "task_checkpoint", "task_end")
+    if isinstance(monitors, (str, bytes, Mapping)) or not isinstance(monitors, Iterable):
+        msg = f"monitors: expected a list of monitor objects, got {type(monitors).__name__} {monitors!r}"
+        if any(callable(getattr(monitors, h, None)) for h in hooks):
+            msg += " (one monitor: give [monitor])"
+        raise ConfigError(msg)
+    given = list(monitors)
+    for i, m in enumerate(given):
+        if not any(callable(getattr(m, h, None)) for h in hooks):
+            msg = f"monitors[{i}]: {type(m).__name__} {m!r} is not a monitor (it has no {', '.join(hooks)})"
+            raise ConfigError(msg)
+    return given
+
+
+def _check_spark_arg(spark: object) -> None:
+    """``spark=`` is a SparkSession (classic or Spark Connect: neither is the other's subclass) or None."""
+    if spark is None:
+        return
+    if not all(callable(getattr(spark, m, None)) for m in ("createDataFrame", "sql")) or not hasattr(spark, "conf"):
+        msg = f"spark: expected a SparkSession, got {type(spark).__name__} {spark!r}"
+        raise ConfigError(msg)
 
 
 @contextmanager
@@ -606,6 +742,8 @@ def run_task(
     elif any(given is not None for given in (lineage, records, storage_options)):
         msg = "run_task takes options= or lineage=/records=/storage_options=, not both"
         raise UbunyeError(msg)
+    monitors = _check_monitors(monitors)
+    _check_spark_arg(spark)
     ctx = prepare(task_dir, dt=dt, dtf=dtf, mode=mode, engine=engine, spark=spark, entry_point=entry_point)
     options, chosen = build_monitors(ctx, options, monitors)
     _check_records_root(ctx, options.store)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,11 @@ if TYPE_CHECKING:
     from ubunye.engines import Engine
 
 TRANSFORMATIONS_FILE = "transformations.py"
+
+#: One task's transformations.py loads at a time in a process: its folder is first on ``sys.path`` and its helper
+#: modules alone in ``sys.modules`` while it does, and two threads loading two tasks at once each saw the other's
+#: folder and helpers (task A ran task B's ``helper.py``). Re-entrant: a transformations.py may itself run a task.
+_LOADING = threading.RLock()
 
 
 class Task:
@@ -76,15 +82,16 @@ def load_task_class(task_dir: Path) -> type[Task]:
     module = importlib.util.module_from_spec(spec)
     # Helper modules are the task's own: never one of the same name cached from another task or an older run.
     local = {p.stem for p in task_dir.glob("*.py")} | {p.parent.name for p in task_dir.glob("*/__init__.py")}
-    saved = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".")[0] in local}
-    sys.path.insert(0, str(task_dir))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(task_dir))
-        for name in [n for n in sys.modules if n.split(".")[0] in local]:
-            del sys.modules[name]
-        sys.modules.update(saved)
+    with _LOADING:
+        saved = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".")[0] in local}
+        sys.path.insert(0, str(task_dir))
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(str(task_dir))
+            for name in [n for n in sys.modules if n.split(".")[0] in local]:
+                del sys.modules[name]
+            sys.modules.update(saved)
     found = [
         obj
         for obj in vars(module).values()
