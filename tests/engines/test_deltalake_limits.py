@@ -1,10 +1,13 @@
-"""What deltalake mishandles in a local path is refused before it reads or writes (engines/delta.py and hash_delta):
-it decodes ``%`` (``a%20b`` is another folder, ``a b``), and its writer panics on ``[`` and ``]`` (a pyo3
-PanicException, which is no Exception: it passed the runner's handler and ended the process's run without a
-final record). Each test failed before the check; the pandas and polars engines share the write path."""
+"""What deltalake mishandles is refused before it reads or writes (engines/delta.py and hash_delta), named: a local
+path holding ``%`` (it decodes it: ``a%20b`` is another folder, ``a b``), or for writes ``[`` and ``]`` (its
+writer panics with a pyo3 PanicException, which is no Exception: it passed the runner's handler and ended the
+run without a final record); a negative decimal partition value with a fraction (written as '-1.-50', then
+refused by deltalake itself naming no column). Each test failed before the check; the pandas and polars engines
+share the write path."""
 
 from __future__ import annotations
 
+import decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -61,3 +64,20 @@ def test_a_bracket_folder_is_still_read(tmp_path: Path) -> None:
     (tmp_path / "plain").rename(tmp_path / "a[b]")
     frame = PandasEngine().read(IOConfig("i", format="delta", path="a[b]"), tmp_path)
     assert frame["x"].tolist() == [3]
+
+
+def test_a_negative_decimal_partition_value_with_a_fraction_is_refused_naming_the_column(tmp_path: Path) -> None:
+    import pandas as pd
+
+    engine = PandasEngine()
+    io = IOConfig("o", format="delta", path="data/o", partition_by=["d"])
+    values = [decimal.Decimal(v) for v in ("1.50", "-3.00")]
+    frame = pd.DataFrame({"d": pd.array(values, dtype=pd.ArrowDtype(pa.decimal128(5, 2))), "x": [1, 2]})
+    engine.write(frame, io, tmp_path)  # positive ones and whole negative ones are written as they are
+    back = engine.read(IOConfig("i", format="delta", path="data/o"), tmp_path)
+    assert engine.hash(back).data_hash == engine.hash(frame).data_hash
+    bad = pd.DataFrame({"d": pd.array([decimal.Decimal("-1.50")], dtype=pd.ArrowDtype(pa.decimal128(5, 2))), "x": [3]})
+    version = DeltaTable(str(tmp_path / "data" / "o")).version()
+    with pytest.raises(EngineError, match=r"partition column 'd' \(decimal\(5,2\)\) holds a negative value with a"):
+        engine.write(bad, IOConfig("o", format="delta", path="data/o", mode="append", partition_by=["d"]), tmp_path)
+    assert DeltaTable(str(tmp_path / "data" / "o")).version() == version  # nothing committed
