@@ -260,3 +260,12 @@ def test_a_polars_lazy_frame_is_collected_and_hashed_as_its_rows() -> None:
 def test_a_polars_lazy_frame_with_a_bad_column_still_names_it() -> None:
     with pytest.raises(HashError, match=r"column 't' of type time64"):
         hash_frame(pl.LazyFrame({"t": [dt.time(1)]}))
+
+
+def test_a_series_or_an_array_is_one_column_not_a_table() -> None:
+    # Arrow refused them as "ArrowSchema describes non-struct type int64", naming nothing the user wrote.
+    import pandas as pd
+
+    for column in (pl.Series("a", [1, 2]), pd.Series([1, 2], name="a"), pa.array([1]), pa.chunked_array([[1]])):
+        with pytest.raises(HashError, match=r"rows-v1 hashes tables: a (pandas|polars|pyarrow)\.\w+ is one column"):
+            hash_frame(column)

@@ -70,6 +70,14 @@ def to_arrow(frame: object) -> pa.Table:
         from ubunye.hashing.pandas_frame import pandas_to_arrow
 
         return pandas_to_arrow(frame)
+    library = type(frame).__module__.split(".")[0]
+    if (library in ("pandas", "polars") and type(frame).__name__ == "Series") or isinstance(
+        frame, (pa.Array, pa.ChunkedArray)
+    ):
+        # one column, not a table: Arrow would refuse it as "non-struct type int64", naming nothing the user wrote
+        kind = f"{library}.{type(frame).__name__}"
+        msg = f"rows-v1 hashes tables: a {kind} is one column; give a table of it (e.g. series.to_frame())"
+        raise HashError(msg)
     if _is_polars_lazy(frame):
         # A query, not rows: collected as the polars engine collects one a transform returns (reading its schema
         # as a port frame's would resolve the query just to refuse it, with polars' PerformanceWarning).
