@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ubunye.config import IOConfig
 from ubunye.engines._io import TEXT_FORMATS, pandas_table, unwrap
-from ubunye.engines.inputs import data_files
+from ubunye.engines.inputs import data_files, listing
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
-from ubunye.engines.spark_read_back import check_read_back, refuse_drift
+from ubunye.engines.spark_read_back import check_partition_values, check_read_back, partition_columns, refuse_drift
 from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
 from ubunye.exceptions import EngineError, HashError, JarNotFoundError
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
@@ -203,16 +203,18 @@ def _jvm_output_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def _refuse_empty_partition_values(frame: DataFrame, io: IOConfig) -> None:
+def _refuse_empty_partition_values(spark: SparkSession, frame: DataFrame, io: IOConfig) -> None:
     """An empty string in a ``partition_by`` column is refused before anything is written: Spark writes it as its
     null partition (``__HIVE_DEFAULT_PARTITION__``, Delta's null partition value), so it reads back as null and
     the data would not be the frame the record hashes (one job, on string partition columns only)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    fields = {f.name.lower(): f for f in frame.schema.fields}  # partitionBy resolves names ignoring case
+    # partitionBy resolves names as the session does: ignoring case, or exactly under spark.sql.caseSensitive=true,
+    # where `a` and `A` are two columns (a lower-cased lookup checked the other one, and let '' through)
+    fields = {f.name: f for f in frame.schema.fields}
     strings = (T.StringType, T.VarcharType, T.CharType)
-    found_fields = [fields[c.lower()] for c in io.partition_by if c.lower() in fields]
+    found_fields = [fields[c] for c in partition_columns(spark, frame, io)]
     text = [f.name for f in found_fields if isinstance(f.dataType, strings)]
     if not text:
         return
@@ -225,6 +227,41 @@ def _refuse_empty_partition_values(frame: DataFrame, io: IOConfig) -> None:
     msg += "partition (it reads back as null, so the data would not be the frame the record hashes); nothing was "
     msg += "written: replace it (e.g. with a placeholder) or leave the column out of partition_by"
     raise EngineError(msg)
+
+
+_UTC_ZONES = frozenset({"UTC", "GMT", "Z", "ETC/UTC", "ETC/GMT", "UCT", "ZULU", "+00:00", "Z+00:00", "UTC+00:00"})
+
+
+def _refuse_timestamp_partitions(spark: SparkSession, frame: DataFrame, io: IOConfig) -> None:
+    """A timestamp (an instant) in a ``partition_by`` column of a parquet, csv or json folder is refused before
+    anything is written: Spark names the partition folder by the local time in the session's time zone, with no
+    offset (``t=2024-01-01 08%3A30%3A00`` in America/St_Johns for 12:00 UTC), and reads the name back as a string
+    (Spark 4), or as a local time of the reading session's zone: another type, or other instants, than the frame
+    the record hashes. Delta keeps partition values as UTC instants in its log."""
+    from pyspark.sql import types as T
+
+    fields = {f.name: f for f in frame.schema.fields}
+    stamps = [n for n in partition_columns(spark, frame, io) if isinstance(fields[n].dataType, T.TimestampType)]
+    if stamps and io.format == "delta" and spark.version.startswith("3."):
+        # delta-spark 3.x (Spark 3.5) writes a timestamp partition value as the session zone's local time marked
+        # UTC ("2024-01-01T08:30:00Z" in America/St_Johns for 12:00 UTC): every reader then reads another instant
+        zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
+        if zone.upper() not in _UTC_ZONES:
+            msg = f"output {io.name!r}: partition column {stamps[0]!r} is a timestamp, and Delta on Spark "
+            msg += f"{spark.version} writes it as the local time of the session's time zone ({zone}) marked UTC, "
+            msg += "so every reader would read other instants than the frame the record hashes; nothing was "
+            msg += "written: set spark.sql.session.timeZone to UTC for this job, or partition by a date or string "
+            msg += "made from it"
+            raise EngineError(msg)
+    if io.table is not None or io.format not in ("parquet", "csv", "json"):
+        return
+    if stamps:
+        msg = f"output {io.name!r}: partition column {stamps[0]!r} is a timestamp, which Spark stores in {io.format} "
+        msg += "as the local time of the session's time zone in a folder name, without the zone (it reads back "
+        msg += "as a string, or as other instants in another time zone), so the data would not be the frame "
+        msg += "the record hashes; nothing was written: write format: delta (it keeps partition values as UTC "
+        msg += "instants), partition by a date or string made from it, or leave it out of partition_by"
+        raise EngineError(msg)
 
 
 def _reader_options(io: IOConfig) -> dict[str, str]:
@@ -277,6 +314,19 @@ def _micros_timestamps(spark: SparkSession, io: IOConfig) -> Iterator[None]:
             spark.conf.unset(_TIMESTAMP_TYPE)
         else:
             spark.conf.set(_TIMESTAMP_TYPE, before)
+
+
+def _keeps_files(io: IOConfig, folder: Path, staging: Path, *, partitions_only: bool) -> bool:
+    """Whether the commit of ``staging`` (Spark's new files) into ``folder`` keeps data files already there: any,
+    for an append; those of partitions the new data has none of, for a dynamic partition overwrite (as
+    ``transaction.merge`` links them)."""
+    if not folder.is_dir():
+        return False
+    for file in listing(io, folder):
+        part = file.parent.relative_to(folder)
+        if not partitions_only or (part != Path(".") and not (staging / part).is_dir()):
+            return True
+    return False
 
 
 def _is_delta_missing(exc: BaseException) -> bool:
@@ -382,7 +432,8 @@ class SparkEngine:
         local = None if io.table is not None else self.local_root(where)
         self.check_output(io, base_dir)
         try:
-            _refuse_empty_partition_values(frame, io)
+            _refuse_empty_partition_values(self.spark, frame, io)
+            _refuse_timestamp_partitions(self.spark, frame, io)
             writer = frame.write.options(**options)
             if io.partition_by:
                 writer = writer.partitionBy(*io.partition_by)
@@ -413,9 +464,15 @@ class SparkEngine:
                     # Spark's overwrite deletes before it writes: here it deletes only our empty staging folder.
                     target = f"file://{staging}" if is_url(where) else str(staging)
                     writer.mode("overwrite").save(target)
+                    # Read back with the frame's types only when existing files join the new ones at the commit
+                    # (the types a reader infers then come from all of them: refuse_drift); the first append to an
+                    # empty folder is all the folder will hold, so it is read back as the next read will read it.
+                    typed = merged and _keeps_files(io, local, staging, partitions_only=io.mode != "append")
                     if expected is not None:  # the staging folder holds the new files alone until the commit
                         opts = _reader_options(io)
-                        check_read_back(self.spark, frame, expected, io, target, opts, typed=merged)
+                        check_read_back(self.spark, frame, expected, io, target, opts, typed=typed)
+                    elif io.partition_by and io.format == "parquet" and not typed:  # else inferred from all folders
+                        check_partition_values(self.spark, frame, io, target, _reader_options(io))
                     if merged:  # the existing files join the new ones at the commit: they must read alike
                         refuse_drift(self.spark, frame, io, local, staging, _reader_options(io))
         except Exception as exc:

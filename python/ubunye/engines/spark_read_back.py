@@ -49,11 +49,11 @@ def check_read_back(
         from pyspark.sql.types import StructType
 
         reader = spark.read.options(**options)
+        parts = set(partition_columns(spark, frame, io))
         if typed:
-            parts = {c.lower() for c in io.partition_by}
-            data = [f for f in frame.schema.fields if f.name.lower() not in parts]
+            data = [f for f in frame.schema.fields if f.name not in parts]
             reader = reader.schema(StructType(data))
-        back = _as_written(reader.load(target, format=io.format), frame, io)
+        back = _as_written(reader.load(target, format=io.format), frame, parts)
         got = hash_frame(back)
     except HashError as exc:
         raise EngineError(f"{where} ({exc}); nothing was committed, the previous data is as it was") from exc
@@ -65,7 +65,7 @@ def check_read_back(
     raise EngineError(msg)
 
 
-def _as_written(back: DataFrame, frame: DataFrame, io: IOConfig) -> DataFrame:
+def _as_written(back: DataFrame, frame: DataFrame, parts: set[str]) -> DataFrame:
     """What Spark read back, its columns in the frame's order (Spark puts partition columns last) and its partition
     columns cast to the frame's types: Spark guesses a partition's type from the folder names of the files read
     (a string day ``2024-01-01`` as a date, beside other folders maybe not), so their values are compared, not a
@@ -73,7 +73,7 @@ def _as_written(back: DataFrame, frame: DataFrame, io: IOConfig) -> DataFrame:
     from pyspark.sql import functions as F
 
     types = {f.name: f.dataType for f in frame.schema.fields}
-    cast = {c: F.col(spark_identifier(c)).cast(types[c]) for c in io.partition_by if c in types and c in back.columns}
+    cast = {c: F.col(spark_identifier(c)).cast(types[c]) for c in parts if c in back.columns}
     if cast:
         back = back.withColumns(cast)
     if sorted(back.columns) == sorted(frame.columns):
@@ -102,14 +102,14 @@ def refuse_drift(
     why = partition_difference(folder, first, folder / new[0].relative_to(staging), "the new files")
     where = str(first)
     if why is None:
-        parts = {c.lower() for c in io.partition_by}
-        ours = {f.name: spark_type_name(f.dataType, f.name) for f in frame.schema.fields if f.name.lower() not in parts}
+        parts = set(partition_columns(spark, frame, io))
+        ours = {f.name: spark_type_name(f.dataType, f.name) for f in frame.schema.fields if f.name not in parts}
         if io.format == "parquet":
             theirs = _types(spark.read.options(**options, basePath=str(folder)).load(str(first), format="parquet"))
         else:
             where = f"the output as Spark reads it ({folder})"
             theirs = _types(spark.read.options(**options).load(str(folder), format=io.format))
-        theirs = {n: t for n, t in theirs.items() if n.lower() not in parts}
+        theirs = {n: t for n, t in theirs.items() if n not in parts}
         if io.format == "json":  # a field null in every existing row is not there: the frame's type is the first
             ours = {n: t for n, t in ours.items() if n in theirs}
         why = column_difference(where, theirs, "the frame", ours, ordered=io.format == "csv")
@@ -119,6 +119,67 @@ def refuse_drift(
     msg += "rows as another type, or not at all). Nothing was committed, the previous data is as it was: make the "
     msg += "frame's columns and types those of the output, overwrite it, or write another"
     raise EngineError(msg)
+
+
+def case_sensitive(spark: SparkSession) -> bool:
+    """Whether the session resolves column names exactly (``spark.sql.caseSensitive``; Spark's default: false)."""
+    try:
+        return str(spark.conf.get("spark.sql.caseSensitive", "false")).strip().lower() == "true"
+    except Exception:  # a session that keeps its settings to itself: Spark's default
+        return False
+
+
+def partition_columns(spark: SparkSession, frame: DataFrame, io: IOConfig) -> list[str]:
+    """The frame's columns ``io.partition_by`` names, as Spark's ``partitionBy`` resolves them: exactly under
+    ``spark.sql.caseSensitive=true`` (where ``a`` and ``A`` are two columns, and only the one named is a partition
+    column), else ignoring case.
+
+    Example:
+        >>> frame = spark.sql("SELECT 1 AS a, 2 AS A")  # caseSensitive=true  # doctest: +SKIP
+        >>> partition_columns(spark, frame, IOConfig("o", partition_by=["a"]))  # doctest: +SKIP
+        ['a']
+    """
+    names = frame.columns
+    if case_sensitive(spark):
+        return [c for c in io.partition_by if c in names]
+    found = []
+    for wanted in io.partition_by:
+        match = next((n for n in names if n == wanted), None) or next(
+            (n for n in names if n.lower() == wanted.lower()), None
+        )
+        if match is not None:
+            found.append(match)
+    return found
+
+
+def check_partition_values(
+    spark: SparkSession, frame: DataFrame, io: IOConfig, target: str, options: dict[str, str]
+) -> None:
+    """Raise EngineError naming the output and the partition column unless the partition folders Spark just wrote
+    at ``target`` read back, cast to the frame's types, as the frame's values (for parquet, which is not read back
+    whole: its columns keep their types, but a partition column is text in a folder name, which Spark's reader
+    parses by guessing: a string ``007`` comes back as the number 7, ``1.50`` as 1.5). csv and json are read back
+    whole (:func:`check_read_back`), their partition columns so too."""
+    parts = partition_columns(spark, frame, io)
+    if not parts:
+        return
+    columns = [spark_identifier(c) for c in parts]
+    where = f"output {io.name!r}: {io.format} partitioned by {', '.join(parts)} does not read back as the frame written"
+    try:
+        back = _as_written(spark.read.options(**options).load(target, format=io.format), frame, set(parts))
+        missing = [c for c in parts if c not in back.columns]
+        if missing:
+            raise EngineError(f"{where}: partition column {missing[0]!r} does not read back; nothing was committed")
+        for name, column in zip(parts, columns, strict=True):
+            if hash_frame(frame.select(column)).data_hash != hash_frame(back.select(column)).data_hash:
+                msg = f"{where}: the values of partition column {name!r} differ (Spark keeps a partition value as "
+                msg += "text in a folder name and reads it back by guessing its type: a string '007' as the number "
+                msg += "7), so the record's hash would not be the data's; nothing was committed, the previous data "
+                msg += "is as it was. Write format: delta (it keeps partition values with their types), or leave "
+                msg += "the column out of partition_by"
+                raise EngineError(msg)
+    except HashError as exc:
+        raise EngineError(f"{where} ({exc}); nothing was committed, the previous data is as it was") from exc
 
 
 def _types(read: DataFrame) -> dict[str, str]:
@@ -151,4 +212,4 @@ def _first_difference(frame: DataFrame, back: DataFrame, expected: FrameHash, go
     return "the values differ"
 
 
-__all__ = ["check_read_back", "refuse_drift"]
+__all__ = ["case_sensitive", "check_partition_values", "check_read_back", "partition_columns", "refuse_drift"]
