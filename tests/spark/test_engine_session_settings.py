@@ -8,6 +8,7 @@ Each test sets what it needs through the ``conf`` fixture (tests/spark/conftest.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from ubunye.config import IOConfig
 from ubunye.engines import get_engine
+from ubunye.engines.spark_engine import SparkEngine
 from ubunye.exceptions import EngineError
 
 SETTINGS = (
@@ -143,3 +145,29 @@ def test_int96_set_by_the_user_is_put_back_and_parquet_reads_alike(spark: Any, c
         engine.write(frame, io, tmp_path)
         _same(engine, frame, io, tmp_path)
         assert _settings(spark) == before
+
+
+def test_a_frame_the_user_cached_stays_cached_after_a_run_holds_it(spark):
+    # hold() persisted and release() unpersisted whatever the transform returned: a notebook's own cache too
+    engine = SparkEngine(spark=spark)
+    mine = spark.range(3).cache()
+    mine.count()
+    engine.release(engine.hold(mine))
+    assert mine.is_cached
+    fresh = spark.range(4)
+    held = engine.hold(fresh)
+    assert held.is_cached
+    engine.release(held)
+    assert not held.is_cached
+
+
+def test_spark_conf_not_applied_to_a_running_session_is_said(spark, caplog):
+    # config.yaml's ENGINE.spark_conf applies to a session ubunye starts; a notebook's was ignored without a word
+    now = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    with caplog.at_level(logging.WARNING, logger="ubunye"):
+        SparkEngine(spark=spark, spark_conf={"spark.sql.shuffle.partitions": str(now + 1)})
+    assert f"spark.sql.shuffle.partitions={now + 1} (the session has {now})" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="ubunye"):
+        SparkEngine(spark=spark, spark_conf={"spark.sql.shuffle.partitions": str(now)})
+    assert "spark_conf" not in caplog.text

@@ -264,6 +264,26 @@ def _refuse_timestamp_partitions(spark: SparkSession, frame: DataFrame, io: IOCo
         raise EngineError(msg)
 
 
+def _warn_unapplied(spark: SparkSession, spark_conf: Mapping[str, str]) -> None:
+    """Say which settings of config.yaml's ``spark_conf`` the session given or already running (a notebook's, a
+    Databricks job's) does not have: they apply to a session ubunye starts, and were ignored without a word."""
+    differing = []
+    for key, value in spark_conf.items():
+        try:
+            now = spark.conf.get(key, None)
+        except Exception:  # a setting this session cannot report
+            now = None
+        if now is None or str(now).lower() != str(value).lower():
+            differing.append(f"{key}={value} (the session has {now if now is not None else 'none'})")
+    if differing:
+        log.warning(
+            "ENGINE.spark_conf is not applied to a SparkSession that was already running; it has other values for: "
+            "%s. Set them on the session (spark.conf.set for spark.sql.* settings, the cluster's configuration "
+            "for the others).",
+            "; ".join(differing),
+        )
+
+
 def _reader_options(io: IOConfig) -> dict[str, str]:
     """The options Spark reads ``io`` with: its own, over the defaults for csv (a header, inferred types, and
     records spanning lines: every writer quotes a value holding a line break, and Spark's line-by-line default
@@ -344,6 +364,9 @@ class SparkEngine:
         self._spark = spark
         self.spark_conf = dict(spark_conf or {})
         self._default_fs_local: bool | None = None
+        self._persisted: set[int] = set()  # ids of the frames hold() persisted (release() unpersists those only)
+        if spark is not None:
+            _warn_unapplied(spark, self.spark_conf)
 
     @property
     def spark(self) -> SparkSession:
@@ -351,7 +374,10 @@ class SparkEngine:
         if self._spark is None:
             from pyspark.sql import SparkSession
 
-            self._spark = SparkSession.getActiveSession() or new_session(self.spark_conf)
+            active = SparkSession.getActiveSession()
+            if active is not None:
+                _warn_unapplied(active, self.spark_conf)
+            self._spark = active or new_session(self.spark_conf)
         return self._spark
 
     def _fail(self, io: IOConfig, verb: str, where: str, exc: Exception) -> EngineError:
@@ -614,11 +640,18 @@ class SparkEngine:
 
     def hold(self, frame: DataFrame) -> DataFrame:
         try:
-            return frame.persist()
+            if frame.is_cached:  # the user's own cache (a frame a notebook keeps): used, and left as it was
+                return frame
+            held = frame.persist()
         except Exception:  # Spark Connect on some runtimes: run without caching
             return frame
+        self._persisted.add(id(held))
+        return held
 
     def release(self, frame: DataFrame) -> None:
+        if id(frame) not in self._persisted:
+            return
+        self._persisted.discard(id(frame))
         try:
             frame.unpersist()
         except Exception:
