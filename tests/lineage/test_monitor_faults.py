@@ -86,7 +86,11 @@ class BadBackend:
                 while not self.stop.is_set() and time.monotonic() < until:
                     self.stop.wait(0.1)
             elif self.mode == "500":
-                conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops")
+                # "Connection: close", as this server closes every connection after one answer: without it the
+                # client may send its retry on the closed keep-alive connection and see no 500 at all
+                conn.sendall(
+                    b"HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 4\r\n\r\noops"
+                )
             elif self.mode == "garbage":
                 conn.sendall(b"\x00\xff\xfe not http at all\r\n\r\n")
             # "close": nothing at all, the connection is closed
