@@ -57,7 +57,7 @@ def task_folder(usecase_dir: str | Path, usecase: object, package: object, task:
         ubunye.exceptions.ConfigError: task '..' is not a plain folder name (no separator, leading '.' or control ...
     """
     names = [plain_name("usecase", usecase), plain_name("package", package), plain_name("task", task)]
-    root = Path(usecase_dir)
+    root = Path(usecase_dir).expanduser()  # a leading ~ is the home folder, as for run_task's task folder
     folder = root.joinpath(*names)
     if not folder.is_dir():
         msg = f"{folder}: no such task folder (expected <usecase_dir>/<usecase>/<package>/<task>)"

@@ -235,7 +235,10 @@ def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
     try:
         result: object = task.transform(dict(sources))  # user code: checked, whatever its annotation says
     except ModuleNotFoundError as exc:
-        raise _helper_not_found(exc, ctx.task_dir) from exc
+        found = _helper_not_found(exc, ctx.task_dir)
+        if found is exc:
+            raise
+        raise found from exc
     if not isinstance(result, dict):
         msg = f"{cls.__name__}.transform returned {type(result).__name__}, expected a dict of output frames"
         raise TaskError(msg)
@@ -649,10 +652,12 @@ def _check_engine_arg(engine: object) -> None:
 
 
 def _check_monitors(monitors: object) -> list[object]:
-    """``monitors=`` as a list (any iterable: a generator was consumed by the first look and gave no monitors); a
-    single monitor, a string, a mapping, None or an object with no hook is refused, naming it (a string was taken
-    one character at a time, each a monitor with no hook: silently nothing)."""
+    """``monitors=`` as a list (any iterable: a generator was consumed by the first look and gave no monitors; None
+    is none); a single monitor, a string, a mapping or an object with no hook is refused, naming it (a string was
+    taken one character at a time, each a monitor with no hook: silently nothing)."""
     hooks = ("task_start", "task_checkpoint", "task_end")
+    if monitors is None:  # the usual Python spelling of "none"
+        return []
     if isinstance(monitors, (str, bytes, Mapping)) or not isinstance(monitors, Iterable):
         msg = f"monitors: expected a list of monitor objects, got {type(monitors).__name__} {monitors!r}"
         if any(callable(getattr(monitors, h, None)) for h in hooks):
@@ -790,6 +795,8 @@ def run_pipeline(
         wanted = {k: kwargs.pop(k, None) for k in ("lineage", "records", "storage_options")}
         kwargs["options"] = RunOptions.resolve(**wanted)
     # Every task folder is checked before the first runs: a typo in the third must not leave two runs done.
+    if "monitors" in kwargs:  # a list once, not a generator each task would find used up after the first
+        kwargs["monitors"] = _check_monitors(kwargs["monitors"])
     folders = [task_folder(usecase_dir, usecase, package, task) for task in tasks]
     check_template_vars(dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))
     engines: dict[str, Engine[Any]] = {}

@@ -308,7 +308,9 @@ def test_a_corrupt_parquet_file_in_place_of_a_runs_data_is_an_error(tmp_path):
     for engine in ("pandas", "polars"):
         result = runner.invoke(app, ["diff", _save(tmp_path, a, "ra"), _save(tmp_path, b, "rb"), "-e", engine])
         assert result.exit_code == 2, result.output
-        assert result.stderr.startswith("error: run B (b): cannot read o of run b (the data it recorded is gone)")
+        # its own reason, not "the data it recorded is gone": the file is there, and unreadable
+        assert result.stderr.startswith("error: run B (b): cannot read o of run b: "), result.stderr
+        assert "gone" not in result.stderr
 
 
 def test_limit_zero_counts_everything_and_lists_nothing(tmp_path):

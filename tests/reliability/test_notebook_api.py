@@ -160,7 +160,6 @@ def test_a_task_folder_under_home_is_expanded(tmp_path: Path, monkeypatch: pytes
         ({"task_dir": b"/tmp/x"}, "task_dir: expected a path"),
         ({"engine": 1}, "engine: expected 'pandas', 'spark', 'polars' or an engine object, got int 1"),
         ({"monitors": "lineage"}, "monitors: expected a list of monitor objects, got str 'lineage'"),
-        ({"monitors": None}, "monitors: expected a list of monitor objects, got NoneType"),
         ({"monitors": [None]}, "monitors[0]: NoneType None is not a monitor"),
         ({"monitors": LineageRecorder()}, "(one monitor: give [monitor])"),
         ({"spark": "spark"}, "spark: expected a SparkSession, got str 'spark'"),
@@ -196,3 +195,35 @@ def test_monitors_from_a_generator_are_all_called(tmp_path: Path) -> None:
     notebook.run(task(tmp_path / "uc", "t"), engine="pandas", monitors=(m for m in [Seen()]))  # type: ignore[arg-type]
     # Before: build_monitors looked through the generator once for a recorder, leaving no monitor to call.
     assert seen == ["success"]
+
+
+def test_monitors_none_is_no_monitors_beside_the_configured_ones(tmp_path: Path) -> None:
+    uc = tmp_path / "uc"
+    result = notebook.run(task(uc, "t"), engine="pandas", monitors=None)  # type: ignore[arg-type]
+    assert result.status == "success" and last(uc, "t").status == "success"
+
+
+def test_a_pipeline_calls_monitors_from_a_generator_on_every_task(tmp_path: Path) -> None:
+    from ubunye.runner import run_pipeline
+
+    seen: list[str] = []
+
+    class Seen:
+        def task_end(self, context: Any, status: str) -> None:
+            seen.append(f"{context.task}:{status}")
+
+    uc = tmp_path / "uc"
+    task(uc, "a"), task(uc, "b")
+    # Before: the generator was made a list for the first task and was used up for the second (no monitors).
+    run_pipeline(uc, "shop", "daily", ["a", "b"], engine="pandas", monitors=(m for m in [Seen()]))
+    assert seen == ["a:success", "b:success"]
+
+
+def test_a_pipeline_takes_a_usecase_folder_under_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ubunye.runner import run_pipeline
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    task(tmp_path / "uc", "t")
+    # Before: "~/uc/shop/daily/t: no such task folder" (run_task expanded ~, run_pipeline did not)
+    (result,) = run_pipeline("~/uc", "shop", "daily", ["t"], engine="pandas")
+    assert result.status == "success"

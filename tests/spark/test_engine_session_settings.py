@@ -170,4 +170,13 @@ def test_spark_conf_not_applied_to_a_running_session_is_said(spark, caplog):
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="ubunye"):
         SparkEngine(spark=spark, spark_conf={"spark.sql.shuffle.partitions": str(now)})
+        SparkEngine(spark=spark, spark_conf={"spark.sql.shuffle.partitions": f"{now}.0"})  # the same number
+        SparkEngine(spark=spark, spark_conf={"spark.sql.autoBroadcastJoinThreshold": _as_kib(spark)})  # same size
     assert "spark_conf" not in caplog.text
+
+
+def _as_kib(spark) -> str:
+    """The session's broadcast threshold written in KiB, as a config.yaml might (Spark reports it in bytes)."""
+    raw = str(spark.conf.get("spark.sql.autoBroadcastJoinThreshold"))
+    number = int(raw[:-1]) * 1024 * 1024 if raw.lower().endswith("m") else int(raw.rstrip("bB"))
+    return f"{number // 1024}k"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
@@ -229,7 +230,27 @@ def _refuse_empty_partition_values(spark: SparkSession, frame: DataFrame, io: IO
     raise EngineError(msg)
 
 
-_UTC_ZONES = frozenset({"UTC", "GMT", "Z", "ETC/UTC", "ETC/GMT", "UCT", "ZULU", "+00:00", "Z+00:00", "UTC+00:00"})
+def _always_utc(zone: str) -> bool:
+    """Whether a session time zone is UTC at every instant: an offset of zero (``Z``, ``+00:00``, ``UTC``,
+    ``GMT+0``) or a region whose offset is zero in winter and summer alike (``Etc/Universal``, ``Africa/Abidjan``).
+
+    Example:
+        >>> [_always_utc(z) for z in ("Etc/Zulu", "+00:00", "Europe/London", "America/St_Johns")]
+        [True, True, False, False]
+    """
+    import datetime as dt
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    text = zone.strip()
+    if re.fullmatch(r"(?i)(z|utc|gmt|ut)?\s*([+-]0{1,2}(:?0{2})?)?", text) and text:
+        return True
+    try:
+        info = ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    # zero in January and July of a few years apart: a zone with summer time, or one that changed, is not UTC
+    days = [dt.datetime(y, m, 1, 12) for y in (1970, 2000, 2024) for m in (1, 7)]
+    return all(d.replace(tzinfo=info).utcoffset() == dt.timedelta(0) for d in days)
 
 
 def _refuse_timestamp_partitions(spark: SparkSession, frame: DataFrame, io: IOConfig) -> None:
@@ -246,7 +267,7 @@ def _refuse_timestamp_partitions(spark: SparkSession, frame: DataFrame, io: IOCo
         # delta-spark 3.x (Spark 3.5) writes a timestamp partition value as the session zone's local time marked
         # UTC ("2024-01-01T08:30:00Z" in America/St_Johns for 12:00 UTC): every reader then reads another instant
         zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
-        if zone.upper() not in _UTC_ZONES:
+        if not _always_utc(zone):
             msg = f"output {io.name!r}: partition column {stamps[0]!r} is a timestamp, and Delta on Spark "
             msg += f"{spark.version} writes it as the local time of the session's time zone ({zone}) marked UTC, "
             msg += "so every reader would read other instants than the frame the record hashes; nothing was "
@@ -264,16 +285,30 @@ def _refuse_timestamp_partitions(spark: SparkSession, frame: DataFrame, io: IOCo
         raise EngineError(msg)
 
 
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtp]?)(?:i?b)?$")
+
+
+def _setting(value: object) -> object:
+    """A Spark setting's value as compared: numbers as numbers (``8`` is ``8.0``), sizes in bytes (``4g`` is
+    ``4096m``), anything else as lower-case text."""
+    text = str(value).strip().lower()
+    found = _SIZE.match(text)
+    if found is None:
+        return text
+    number, unit = float(found.group(1)), found.group(2)
+    return number * 1024 ** "kmgtp".index(unit) * 1024 if unit else number
+
+
 def _warn_unapplied(spark: SparkSession, spark_conf: Mapping[str, str]) -> None:
     """Say which settings of config.yaml's ``spark_conf`` the session given or already running (a notebook's, a
     Databricks job's) does not have: they apply to a session ubunye starts, and were ignored without a word."""
     differing = []
     for key, value in spark_conf.items():
         try:
-            now = spark.conf.get(key, None)
-        except Exception:  # a setting this session cannot report
+            now = spark.conf.get(key)  # a setting at its default too (with a default argument, that would be it)
+        except Exception:  # a setting neither set nor known to this session
             now = None
-        if now is None or str(now).lower() != str(value).lower():
+        if now is None or _setting(now) != _setting(value):
             differing.append(f"{key}={value} (the session has {now if now is not None else 'none'})")
     if differing:
         log.warning(

@@ -28,6 +28,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ubunye.exceptions import RecordError
+from ubunye.hashing.types import FLOAT_TYPES
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -293,7 +294,7 @@ def _check_profile(d: DatasetRecord, at: str, path: str | None) -> None:
                 raise MalformedRecord(msg, path, f"{at}.key[{i}]")
     for name, c in (d.columns or {}).items():
         where = f"{at}.columns.{name}"
-        if c.nans is not None and c.type not in ("float32", "float64"):
+        if c.nans is not None and c.type not in FLOAT_TYPES:
             raise MalformedRecord(f"expected null for a {_quote(c.type)} column (NaNs are counted for floats only), "
                                   f"got {c.nans}", path, f"{where}.nans")  # fmt: skip
         if d.row_count is None:
