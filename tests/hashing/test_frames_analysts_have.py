@@ -93,7 +93,8 @@ def test_a_category_of_typed_values_keeps_its_dtype_whatever_is_used() -> None:
     frame = pd.DataFrame({"c": pd.Categorical([1, None], categories=[1, 2**40])})
     _alike(frame, pd.DataFrame({"c": pd.array([1, None], dtype="Int64")}), pa.table({"c": pa.array([1, None])}))
     unsigned = pd.DataFrame({"c": pd.Categorical([1, None], categories=pd.Index([1, 2], dtype="uint8"))})
-    with pytest.raises(HashError, match=r"column 'c' of dtype uint8: unsigned"):
+    # (pandas 1.5 has no uint8 Index: its categories are uint64 there)
+    with pytest.raises(HashError, match=r"column 'c' of dtype uint(8|64): unsigned"):
         hash_frame(unsigned)
 
 
@@ -266,6 +267,9 @@ def test_a_series_or_an_array_is_one_column_not_a_table() -> None:
     # Arrow refused them as "ArrowSchema describes non-struct type int64", naming nothing the user wrote.
     import pandas as pd
 
-    for column in (pl.Series("a", [1, 2]), pd.Series([1, 2], name="a"), pa.array([1]), pa.chunked_array([[1]])):
+    columns = [pd.Series([1, 2], name="a"), pa.array([1]), pa.chunked_array([[1]])]
+    if pl is not None:  # polars is an extra (the floors venvs have none)
+        columns.append(pl.Series("a", [1, 2]))
+    for column in columns:
         with pytest.raises(HashError, match=r"rows-v1 hashes tables: a (pandas|polars|pyarrow)\.\w+ is one column"):
             hash_frame(column)
