@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,3 +85,22 @@ def spark():
     us.require(session)
     yield session
     session.stop()
+
+
+@pytest.fixture
+def conf(spark: Any) -> Iterator[Any]:
+    """Set session confs for one test: ``conf("spark.sql.ansi.enabled", "false")``; restored afterwards (any
+    folder's ``spark``: the shared session here, a line's own in tests/lines)."""
+    saved: dict[str, str | None] = {}
+
+    def set_conf(key: str, value: str) -> None:
+        if key not in saved:
+            saved[key] = spark.conf.get(key, None)
+        spark.conf.set(key, value)
+
+    yield set_conf
+    for key, value in saved.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)

@@ -5,41 +5,15 @@ data as the next read reads it, or the write is refused naming the output and co
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.spark.tables import same_as_read_back
 from ubunye.config import IOConfig
 from ubunye.engines import get_engine
 from ubunye.exceptions import EngineError
-
-
-@pytest.fixture
-def conf(spark: Any) -> Iterator[Any]:
-    """Set session confs for one test; restored afterwards (as tests/spark/conftest.py's ``conf``)."""
-    saved: dict[str, str | None] = {}
-
-    def set_conf(key: str, value: str) -> None:
-        if key not in saved:
-            saved[key] = spark.conf.get(key, None)
-        spark.conf.set(key, value)
-
-    yield set_conf
-    for key, value in saved.items():
-        if value is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, value)
-
-
-def _same(engine: Any, frame: Any, io: IOConfig, base: Path) -> None:
-    want = engine.hash(frame)
-    readers = [engine] + ([get_engine("pandas")] if io.format in ("parquet", "delta") else [])
-    for reader in readers:
-        got = reader.hash(reader.read(IOConfig(io.name, format=io.format, path=io.path), base))
-        assert (got.schema, got.row_count, got.data_hash) == (want.schema, want.row_count, want.data_hash), reader
 
 
 def test_case_sensitive_partition_column_is_the_one_named(spark: Any, conf: Any, tmp_path: Path) -> None:
@@ -51,7 +25,7 @@ def test_case_sensitive_partition_column_is_the_one_named(spark: Any, conf: Any,
     fine = spark.sql("SELECT * FROM VALUES (1, 'y'), (2, 'x') AS t(a, A)")
     io = IOConfig("o", format="csv", path="c", partition_by=["a"], mode="append")
     engine.write(fine, io, tmp_path)
-    _same(engine, fine, io, tmp_path)
+    same_as_read_back(engine, fine, io, tmp_path)
 
 
 def test_first_append_and_partition_values_read_back_as_the_next_read(spark: Any, tmp_path: Path) -> None:
@@ -81,7 +55,7 @@ def test_timestamp_partitions_in_a_far_time_zone(spark: Any, conf: Any, tmp_path
             conf("spark.sql.session.timeZone", "UTC")
         engine.write(frame, io, tmp_path)
         conf("spark.sql.session.timeZone", "Pacific/Kiritimati")
-        _same(engine, frame, io, tmp_path)
+        same_as_read_back(engine, frame, io, tmp_path)
 
 
 def test_int96_and_dynamic_overwrite_set_by_the_user(spark: Any, conf: Any, tmp_path: Path) -> None:
@@ -98,7 +72,7 @@ def test_int96_and_dynamic_overwrite_set_by_the_user(spark: Any, conf: Any, tmp_
     frame = spark.sql("SELECT 1 AS n, TIMESTAMP'2024-01-01 12:00:00.123456Z' AS t, 'a' AS day")
     io = IOConfig("o", format="parquet", path="p", partition_by=["day"])
     engine.write(frame, io, tmp_path)
-    _same(engine, frame, io, tmp_path)
+    same_as_read_back(engine, frame, io, tmp_path)
     engine.write(frame.selectExpr("2 AS n", "t", "'b' AS day"), io, tmp_path)  # dynamic: day=a is kept
     assert sorted(r.day for r in engine.read(io, tmp_path).collect()) == ["a", "b"]
     assert {k: spark.conf.get(k, None) for k in keys} == before

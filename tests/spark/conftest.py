@@ -6,31 +6,10 @@ all); heavy ones mark themselves ``slow``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from ubunye.hashing.types import parse_type, spark_type
 from ubunye.testing.vectors import Vector
-
-
-@pytest.fixture
-def conf(spark: Any) -> Iterator[Any]:
-    """Set session confs for one test: ``conf("spark.sql.ansi.enabled", "false")``; restored afterwards."""
-    saved: dict[str, str | None] = {}
-
-    def set_conf(key: str, value: str) -> None:
-        if key not in saved:
-            saved[key] = spark.conf.get(key, None)
-        spark.conf.set(key, value)
-
-    yield set_conf
-    for key, value in saved.items():
-        if value is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, value)
 
 
 def vector_frame(spark: Any, vector: Vector) -> Any:

@@ -31,3 +31,16 @@ MIXED_COLUMNS = [
 def mixed_table(spark: Any, n: int = 1000) -> Any:
     """``n`` rows of every rows-v1 type (see MIXED_COLUMNS)."""
     return spark.range(n).selectExpr(*MIXED_COLUMNS)
+
+
+def same_as_read_back(engine: Any, frame: Any, io: Any, base: Any) -> None:
+    """The output ``io`` reads back (its engine; pandas too for parquet and Delta) with the frame's hash: what the
+    record holds."""
+    from ubunye.config import IOConfig
+    from ubunye.engines import get_engine
+
+    want = engine.hash(frame)
+    readers = [engine] + ([get_engine("pandas")] if io.format in ("parquet", "delta") else [])
+    for reader in readers:
+        got = reader.hash(reader.read(IOConfig(io.name, format=io.format, path=io.path), base))
+        assert (got.schema, got.row_count, got.data_hash) == (want.schema, want.row_count, want.data_hash), reader

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.spark.tables import same_as_read_back
 from ubunye.config import IOConfig
 from ubunye.engines import get_engine
 from ubunye.engines.spark_engine import SparkEngine
@@ -32,15 +33,6 @@ def _settings(spark: Any) -> dict[str, str | None]:
     return {k: spark.conf.get(k, None) for k in SETTINGS}
 
 
-def _same(engine: Any, frame: Any, io: IOConfig, base: Path) -> None:
-    """The output reads back (Spark; pandas for parquet) with the frame's hash: what the record holds."""
-    want = engine.hash(frame)
-    readers = [engine] + ([get_engine("pandas")] if io.format in ("parquet", "delta") else [])
-    for reader in readers:
-        got = reader.hash(reader.read(IOConfig(io.name, format=io.format, path=io.path), base))
-        assert (got.schema, got.row_count, got.data_hash) == (want.schema, want.row_count, want.data_hash), reader
-
-
 def test_case_sensitive_partition_column_is_the_one_named(spark: Any, conf: Any, tmp_path: Path) -> None:
     # caseSensitive=true: `a` and `A` are two columns and partitionBy("a") takes `a`. The empty-string check looked
     # names up lower-cased and checked `A`: a '' in the partition column `a` was written as Spark's null partition
@@ -55,7 +47,7 @@ def test_case_sensitive_partition_column_is_the_one_named(spark: Any, conf: Any,
     fine = spark.sql("SELECT * FROM VALUES (1, ''), (2, 'x') AS t(a, A)")
     io = IOConfig("o", format="parquet", path="fine", partition_by=["a"])
     engine.write(fine, io, tmp_path)
-    _same(engine, fine, io, tmp_path)
+    same_as_read_back(engine, fine, io, tmp_path)
 
 
 def test_case_sensitive_append_reads_back_the_other_case_column(spark: Any, conf: Any, tmp_path: Path) -> None:
@@ -84,7 +76,7 @@ def test_first_append_reads_back_as_the_next_read(spark: Any, fmt: str, tmp_path
     assert not (tmp_path / "a").exists()
     ok = frame.selectExpr("CAST(n AS BIGINT) AS n", "s") if fmt == "json" else frame.selectExpr("CAST(n AS INT)", "s")
     engine.write(ok, io, tmp_path)
-    _same(engine, ok, io, tmp_path)
+    same_as_read_back(engine, ok, io, tmp_path)
 
 
 def test_dynamic_partition_overwrite_set_session_wide_of_a_new_folder(spark: Any, conf: Any, tmp_path: Path) -> None:
@@ -110,7 +102,7 @@ def test_parquet_partition_values_must_read_back(spark: Any, tmp_path: Path) -> 
     assert not (tmp_path / "p").exists()
     days = spark.sql("SELECT * FROM VALUES (1, '2024-01-01'), (2, 'b') AS t(n, p)")
     engine.write(days, io, tmp_path)  # a mixed folder reads back as strings
-    _same(engine, days, io, tmp_path)
+    same_as_read_back(engine, days, io, tmp_path)
 
 
 @pytest.mark.parametrize("zone", ["America/St_Johns", "Pacific/Kiritimati"])
@@ -129,9 +121,9 @@ def test_timestamp_partitions_are_refused_in_files_kept_in_delta(
         assert not (tmp_path / fmt).exists()
     io = IOConfig("o", format="delta", path="delta", partition_by=["t"])
     engine.write(frame, io, tmp_path)
-    _same(engine, frame, io, tmp_path)
+    same_as_read_back(engine, frame, io, tmp_path)
     conf("spark.sql.session.timeZone", "UTC")
-    _same(engine, frame, io, tmp_path)
+    same_as_read_back(engine, frame, io, tmp_path)
 
 
 def test_int96_set_by_the_user_is_put_back_and_parquet_reads_alike(spark: Any, conf: Any, tmp_path: Path) -> None:
@@ -143,7 +135,7 @@ def test_int96_set_by_the_user_is_put_back_and_parquet_reads_alike(spark: Any, c
     for mode in ("overwrite", "append"):
         io = IOConfig("o", format="parquet", path=mode, mode=mode)
         engine.write(frame, io, tmp_path)
-        _same(engine, frame, io, tmp_path)
+        same_as_read_back(engine, frame, io, tmp_path)
         assert _settings(spark) == before
 
 
