@@ -27,11 +27,12 @@ $(STAMP): python/pyproject.toml
 setup: $(STAMP) ## Create .venv and install the package with its pinned test extras (quick when done)
 
 # One sbt run builds every line (a grouped target); the new jars are copied in before the stale ones go, so a
-# session starting meanwhile always finds one.
+# session starting meanwhile always finds one, and each by a rename, so a JVM running meanwhile keeps reading
+# the file it opened (a copy over it in place would change the bytes under it).
 $(JARS) &: $(SCALA_SRC)
 	$(SBT) package
 	mkdir -p python/ubunye/jars
-	cp $(foreach l,$(JAR_LINES),jvm/target/$(l)/scala-$(lastword $(subst _, ,$(l)))/ubunye-$(l)-$(VERSION).jar) python/ubunye/jars/
+	$(foreach l,$(JAR_LINES),cp jvm/target/$(l)/scala-$(lastword $(subst _, ,$(l)))/ubunye-$(l)-$(VERSION).jar python/ubunye/jars/.new.jar && mv python/ubunye/jars/.new.jar python/ubunye/jars/ubunye-$(l)-$(VERSION).jar &&) true
 	find python/ubunye/jars -name '*.jar' $(foreach j,$(JARS),! -name $(notdir $(j))) -delete
 	touch $(JARS)
 

@@ -41,4 +41,18 @@ private[spark] object SparkCompat {
     }
     true
   }
+
+  /** The high 64 bits of the 128-bit product of two signed longs. Math.multiplyHigh (an intrinsic) is Java 9+,
+    * and the Spark 3.5 jars are built for Java 8: four 32-bit products (Hacker's Delight, 8-2). */
+  def multiplyHigh(x: Long, y: Long): Long = {
+    val x1 = x >> 32
+    val x0 = x & 0xffffffffL
+    val y1 = y >> 32
+    val y0 = y & 0xffffffffL
+    // The middle products are added one at a time, each after the carry of the one before is split off: their
+    // sum could overflow 64 bits.
+    val t = x1 * y0 + ((x0 * y0) >>> 32)
+    val middle = (t & 0xffffffffL) + x0 * y1
+    x1 * y1 + (t >> 32) + (middle >> 32)
+  }
 }

@@ -17,4 +17,7 @@ private[spark] object SparkCompat {
 
   /** True when the bytes of `s` are well-formed UTF-8 (Spark 4 has UTF8String.isValid). */
   def isValidUtf8(s: UTF8String): Boolean = s.isValid
+
+  /** The high 64 bits of the 128-bit product of two signed longs (the Spark 3.5 side computes it by hand). */
+  def multiplyHigh(x: Long, y: Long): Long = Math.multiplyHigh(x, y)
 }

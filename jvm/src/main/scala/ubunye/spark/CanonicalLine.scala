@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.time.LocalDate
 import java.util.Base64
 
-import com.fasterxml.jackson.core.io.schubfach.{DoubleToDecimal, FloatToDecimal}
+import com.fasterxml.jackson.core.io.schubfach.FloatToDecimal
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeArrayData, UnsafeRow}
 import org.apache.spark.sql.types._
@@ -85,23 +85,31 @@ private[spark] object CanonicalLine {
 
   object BooleanWriter extends ValueWriter {
     def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
-      out.appendAscii(if (in.getBoolean(ordinal)) "true" else "false")
+      out.append(if (in.getBoolean(ordinal)) True else False)
+    private val True = "true".getBytes(UTF_8)
+    private val False = "false".getBytes(UTF_8)
   }
 
-  /** Section 5.1. jackson-core's schubfach (shipped with Spark) is the shortest round-trip algorithm of
-    * JDK 19+ Double.toString/Float.toString, layout and two-digit rule included, on any JDK: this is what
-    * makes a JDK 17 cluster and a JDK 21 cluster write the same line. Its toString gives "NaN", "Infinity"
-    * and "-Infinity" for the non-finite values; rows-v1 writes those as JSON strings. */
+  /** Section 5.1: the shortest round-trip text of JDK 19+ Double.toString, layout and two-digit rule included,
+    * on any JDK: this is what makes a JDK 17 cluster and a JDK 21 cluster write the same line. ShortestDouble
+    * writes finite values in place; NaN and the infinities are JSON strings with Double.toString's words. */
   object DoubleWriter extends ValueWriter {
     def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
       val v = in.getDouble(ordinal)
-      if (java.lang.Double.isFinite(v)) out.appendAscii(DoubleToDecimal.toString(v))
-      else { out.append('"'); out.appendAscii(DoubleToDecimal.toString(v)); out.append('"') }
+      if (java.lang.Double.isFinite(v)) ShortestDouble.append(v, out)
+      else { out.append('"'); appendNonFinite(v, out); out.append('"') }
     }
-    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
-      out.appendAscii(DoubleToDecimal.toString(in.getDouble(ordinal)))
+    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
+      val v = in.getDouble(ordinal)
+      if (java.lang.Double.isFinite(v)) ShortestDouble.append(v, out) else appendNonFinite(v, out)
+    }
+    private def appendNonFinite(v: Double, out: LineBuffer): Unit =
+      out.appendAscii(if (v.isNaN) "NaN" else if (v > 0) "Infinity" else "-Infinity")
   }
 
+  /** Section 5.1 for floats: jackson-core's schubfach (shipped with Spark), the algorithm of JDK 19+
+    * Float.toString, on any JDK. Its toString gives "NaN", "Infinity" and "-Infinity" for the non-finite
+    * values; rows-v1 writes those as JSON strings. */
   object FloatWriter extends ValueWriter {
     def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
       val v = in.getFloat(ordinal)
@@ -125,11 +133,15 @@ private[spark] object CanonicalLine {
         // two's complement bytes of its unscaled value at the column's scale (BigInteger.toByteArray, written by
         // UnsafeWriter; read back the same way by their getDecimal, Spark 3.5 to 4.3). Most values of a wide
         // column fit a Long: read those without the BigInteger, BigDecimal and Decimal getDecimal builds.
-        val bytes = in.getBinary(ordinal)
-        if (bytes.length > 0 && bytes.length <= 8) {
-          var unscaled: Long = bytes(0).toLong // sign-extended
-          var i = 1
-          while (i < bytes.length) { unscaled = (unscaled << 8) | (bytes(i) & 0xff); i += 1 }
+        // The bytes are read where they lie: the fixed-width slot holds their offset (from the row's or array's
+        // base) and size, as getBinary reads them, without getBinary's copy.
+        val offsetAndSize = in.getLong(ordinal)
+        val size = offsetAndSize.toInt
+        if (size > 0 && size <= 8) {
+          val unscaled = in match {
+            case r: UnsafeRow       => bigEndian(r.getBaseObject, r.getBaseOffset + (offsetAndSize >> 32), size)
+            case a: UnsafeArrayData => bigEndian(a.getBaseObject, a.getBaseOffset + (offsetAndSize >> 32), size)
+          }
           if (unscaled >= CompactMin && unscaled < CompactMax) { appendCompact(unscaled, out); return }
         }
       }
@@ -144,17 +156,29 @@ private[spark] object CanonicalLine {
       }
     }
 
+    /** The big-endian two's complement integer of `size` (1 to 8) bytes at `at`. */
+    private def bigEndian(base: AnyRef, at: Long, size: Int): Long = {
+      var value: Long = Platform.getByte(base, at).toLong // sign-extended
+      var i = 1
+      while (i < size) { value = (value << 8) | (Platform.getByte(base, at + i) & 0xff); i += 1 }
+      value
+    }
+
     /** BigDecimal.toString of unscaled x 10^-scale without a BigDecimal (the unscaled value fits a Long). */
     private def appendCompact(unscaled: Long, out: LineBuffer): Unit = {
       val abs = Math.abs(unscaled)
       if (scale <= 18 && abs >= Pow10(math.max(scale - 6, 0))) {
-        // Plain notation (adjusted >= -6), digits written in place: integer part, point, `scale` digits.
+        // Plain notation (adjusted >= -6), digits written in place: the integer part (0 when abs < 10^scale),
+        // point, `scale` digits.
         if (unscaled < 0) out.append('-')
         if (scale == 0) out.appendLong(abs)
-        else {
-          out.appendLong(abs / Pow10(scale))
+        else if (abs >= Pow10(scale)) {
+          out.appendPadded(abs, LineBuffer.digitCount(abs))
+          out.insertPoint(scale)
+        } else {
+          out.append('0')
           out.append('.')
-          out.appendPadded(abs % Pow10(scale), scale)
+          out.appendPadded(abs, scale)
         }
         return
       }
@@ -338,6 +362,8 @@ private[spark] final class StructWriter(
     names.indices.sortWith((a, b) => LineBuffer.codePointOrder(names(a), names(b))).toArray
   /** `"name":` for each ordinal, escaped once here. */
   private val keys: Array[Array[Byte]] = names.map(n => (RowsV1Type.jsonString(n) + ":").getBytes(UTF_8))
+  /** `,"name":`: the members after the first, in one copy. */
+  private val nextKeys: Array[Array[Byte]] = keys.map(k => ','.toByte +: k)
 
   def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
     writeObject(in.getStruct(ordinal, names.length), out)
@@ -350,8 +376,7 @@ private[spark] final class StructWriter(
       val i = order(k)
       val j = if (source == null) i else source(i)
       if (!row.isNullAt(j)) {
-        if (!first) out.append(',')
-        out.append(keys(i))
+        out.append(if (first) keys(i) else nextKeys(i))
         writers(i).write(row, j, out)
         first = false
       }

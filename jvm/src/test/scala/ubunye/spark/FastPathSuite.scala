@@ -57,7 +57,8 @@ class FastPathSuite extends AnyFunSuite {
     }
     assert(text(_.appendPadded(Long.MaxValue, 19)) == Long.MaxValue.toString)
     assert(text(_.appendLong(Long.MinValue)) == Long.MinValue.toString)
-    Seq(0L, 9L, 10L, 99L, 100L, 2147483647L, 2147483648L, -2147483649L, Long.MaxValue).foreach { v =>
+    val decades = (1 to 18).flatMap { k => val p = math.pow(10, k).toLong; Seq(p - 1, p, p + 1, -p, 1 - p) }
+    (Seq(0L, 9L, 10L, 99L, 100L, 2147483647L, 2147483648L, -2147483649L, Long.MaxValue) ++ decades).foreach { v =>
       assert(text(_.appendLong(v)) == v.toString)
     }
   }
@@ -83,6 +84,42 @@ class FastPathSuite extends AnyFunSuite {
         assert(fromUnsafe == expected, s"decimal($p,$sc) $d")
         assert(text(writer.writeObject(generic, _)) == expected, s"decimal($p,$sc) $d (generic row)")
       }
+    }
+  }
+
+  test("escaped text: every length to 40, escapes and UTF-8 at every position, as Jackson's JsonGenerator writes") {
+    // The pool holds each byte class the eight-bytes-at-a-time test tells apart: printable ASCII, the two
+    // escaped printables, control characters (short and \\u escapes), DEL, and two-, three- and four-byte UTF-8.
+    val pool = Seq("a", "Z", "0", " ", "~", "\"", "\\", "\n", "\t", "\b", "\f", "\r", "\u0000", "\u0001", "\u001f",
+      "\u007f", "\u00e9", "\u20ac", "\ud83d\ude00", "!", "#", "]", "[", "/")
+    val factory = new com.fasterxml.jackson.core.JsonFactory()
+    def jackson(text: String): String = {
+      val w = new java.io.StringWriter()
+      val g = factory.createGenerator(w)
+      g.writeString(text)
+      g.close()
+      w.toString.drop(1).dropRight(1)
+    }
+    val rnd = new Random(23)
+    for (n <- 0 to 40; _ <- 1 to 300) {
+      // Mostly plain text, so that whole clean words and a byte to escape at any offset both occur.
+      val text = Seq.fill(n)(if (rnd.nextInt(4) == 0) pool(rnd.nextInt(pool.length)) else "x").mkString
+      val bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+      val padded = Array.fill[Byte](3)(0x22) ++ bytes ++ Array.fill[Byte](9)(0x5c) // an offset, and bytes after the end
+      val out = new LineBuffer(1)
+      val nonAscii = out.appendEscaped(padded, 3, bytes.length)
+      assert(out.toString == jackson(text), s"text ${text.map(_.toInt)}")
+      assert(nonAscii == bytes.exists(_ < 0), s"non-ASCII flag of ${text.map(_.toInt)}")
+    }
+  }
+
+  test("SparkCompat.multiplyHigh: the high 64 bits of the 128-bit product, as BigInteger gives") {
+    val rnd = new Random(29)
+    val edge = Seq(0L, 1L, -1L, Long.MaxValue, Long.MinValue, 1L << 32, (1L << 32) - 1, -(1L << 32))
+    val pairs = (for (x <- edge; y <- edge) yield (x, y)) ++ Seq.fill(200000)((rnd.nextLong(), rnd.nextLong()))
+    for ((x, y) <- pairs) {
+      val expected = java.math.BigInteger.valueOf(x).multiply(java.math.BigInteger.valueOf(y)).shiftRight(64).longValue
+      assert(SparkCompat.multiplyHigh(x, y) == expected, s"$x * $y")
     }
   }
 }
