@@ -173,8 +173,7 @@ private[spark] object CanonicalLine {
         if (unscaled < 0) out.append('-')
         if (scale == 0) out.appendLong(abs)
         else if (abs >= Pow10(scale)) {
-          out.appendPadded(abs, LineBuffer.digitCount(abs))
-          out.insertPoint(scale)
+          out.appendPointed(abs, LineBuffer.digitCount(abs), scale)
         } else {
           out.append('0')
           out.append('.')

@@ -128,15 +128,20 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
     len += 15
   }
 
-  /** Puts a `.` before the last `digits` bytes (digits >= 0), moving them one place right: numbers are written
-    * whole and then split, since splitting them first would divide by a power of ten not known in advance (a
-    * hardware division; divisions by constants are multiplications). */
-  def insertPoint(digits: Int): Unit = {
-    ensure(1)
-    val at = len - digits
-    System.arraycopy(buf, at, buf, at + 1, digits)
-    buf(at) = '.'
+  /** Appends `v` as `width` digits (as appendPadded) with a `.` before the last `fraction` of them (0 <= fraction
+    * < width). The number is written whole, one place to the right, and the digits before the point are moved
+    * back over that place: splitting it first would divide by a power of ten not known in advance (a hardware
+    * division; divisions by constants are multiplications), and the integer part is the short side (doubles of
+    * a plain layout have at most seven digits there). */
+  def appendPointed(v: Long, width: Int, fraction: Int): Unit = {
+    ensure(width + 1)
+    val start = len
     len += 1
+    appendPadded(v, width)
+    var i = start
+    val point = start + width - fraction
+    while (i < point) { buf(i) = buf(i + 1); i += 1 }
+    buf(point) = '.'
   }
 
   /** Drops what was appended after `mark` (a length read earlier). */
@@ -158,34 +163,49 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
     var i = off
     val end = off + n
     var high = 0L
-    while (i < end) {
-      // Eight bytes at a time while none of them needs escaping (most text): one load, one store.
-      val word = if (end - i >= 8) Platform.getLong(src, Platform.BYTE_ARRAY_OFFSET + i) else 0L
-      if (end - i >= 8 && !LineBuffer.needsEscape(word)) {
+    // Eight bytes at a time: a word none of whose bytes needs escaping (most text) is one load and one store.
+    while (end - i >= 8) {
+      val word = Platform.getLong(src, Platform.BYTE_ARRAY_OFFSET + i)
+      if (!LineBuffer.needsEscape(word)) {
         if (len + 8 > buf.length) ensure(8)
         Platform.putLong(buf, Platform.BYTE_ARRAY_OFFSET + len, word)
         high |= word
         len += 8
-        i += 8
-      } else {
-        // Byte by byte up to the next eight (the end, or a word holding a byte to escape).
-        val stop = math.min(end, i + 8)
-        while (i < stop) {
-          val b = src(i)
-          high |= b
-          // Raw: every byte of a multi-byte UTF-8 sequence (negative as a Java byte) and printable ASCII.
-          if (b < 0 || (b >= 0x20 && b != '"' && b != '\\')) {
-            if (len == buf.length) ensure(1)
-            buf(len) = b
-            len += 1
-          } else {
-            appendEscape(b)
-          }
-          i += 1
-        }
-      }
+      } else high |= escapeBytes(src, i, i + 8)
+      i += 8
+    }
+    if (i < end) {
+      if (n >= 8 && !LineBuffer.needsEscape(Platform.getLong(src, Platform.BYTE_ARRAY_OFFSET + end - 8))) {
+        // The last eight bytes as one word too, when none needs escaping: the ones it shares with the eight
+        // before are then the last bytes written, raw, so writing them again at the same places changes nothing.
+        val word = Platform.getLong(src, Platform.BYTE_ARRAY_OFFSET + end - 8)
+        ensure(8)
+        Platform.putLong(buf, Platform.BYTE_ARRAY_OFFSET + len - (8 - (end - i)), word)
+        high |= word
+        len += end - i
+      } else high |= escapeBytes(src, i, end)
     }
     (high & LineBuffer.HighBits) != 0
+  }
+
+  /** Appends bytes `from` until `to` one at a time, escaping those that need it; returns them OR'ed together. */
+  private def escapeBytes(src: Array[Byte], from: Int, to: Int): Long = {
+    var high = 0L
+    var i = from
+    while (i < to) {
+      val b = src(i)
+      high |= b
+      // Raw: every byte of a multi-byte UTF-8 sequence (negative as a Java byte) and printable ASCII.
+      if (b < 0 || (b >= 0x20 && b != '"' && b != '\\')) {
+        if (len == buf.length) ensure(1)
+        buf(len) = b
+        len += 1
+      } else {
+        appendEscape(b)
+      }
+      i += 1
+    }
+    high
   }
 
   private def appendEscape(b: Byte): Unit = b match {

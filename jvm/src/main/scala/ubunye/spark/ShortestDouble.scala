@@ -139,8 +139,7 @@ private[spark] object ShortestDouble {
         out.append('.')
         out.append('0')
       } else {
-        out.appendPadded(f, n)
-        out.insertPoint(-e)
+        out.appendPointed(f, n, -e)
       }
     } else if (exponent < 0 && exponent >= -3) {
       out.append('0')
@@ -149,8 +148,7 @@ private[spark] object ShortestDouble {
       while (z > 0) { out.append('0'); z -= 1 }
       out.appendPadded(f, n)
     } else {
-      out.appendPadded(f, n)
-      if (n == 1) { out.append('.'); out.append('0') } else out.insertPoint(n - 1)
+      if (n == 1) { out.appendPadded(f, 1); out.append('.'); out.append('0') } else out.appendPointed(f, n, n - 1)
       out.append('E')
       out.appendLong(exponent.toLong)
     }
