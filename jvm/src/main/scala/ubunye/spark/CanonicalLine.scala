@@ -282,11 +282,14 @@ private[spark] object CanonicalLine {
 
     override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
       val micros = in.getLong(ordinal)
+      // One division each, the remainders by multiplying back (a division by a constant is a multiplication
+      // too, but a longer one): every timestamp of every row goes through here.
       val day = Math.floorDiv(micros, MicrosPerDay)
-      val ofDay = Math.floorMod(micros, MicrosPerDay)
+      val ofDay = micros - day * MicrosPerDay
+      val second = (ofDay / 1000000L).toInt
       appendDate(day, out)
       out.append('T')
-      out.appendTimeOfDay((ofDay / 1000000L).toInt, (ofDay % 1000000L).toInt)
+      out.appendTimeOfDay(second, (ofDay - second * 1000000L).toInt)
       if (zulu) out.append('Z')
     }
   }

@@ -116,15 +116,21 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
   def appendTimeOfDay(secondOfDay: Int, micros: Int): Unit = {
     ensure(15)
     val p = len
-    put2(p, secondOfDay / 3600)
+    val hours = secondOfDay / 3600
+    val secondOfHour = secondOfDay - 3600 * hours
+    val minutes = secondOfHour / 60
+    val high = micros / 10000
+    val low = micros - 10000 * high
+    val middle = low / 100
+    put2(p, hours)
     buf(p + 2) = ':'
-    put2(p + 3, secondOfDay / 60 % 60)
+    put2(p + 3, minutes)
     buf(p + 5) = ':'
-    put2(p + 6, secondOfDay % 60)
+    put2(p + 6, secondOfHour - 60 * minutes)
     buf(p + 8) = '.'
-    put2(p + 9, micros / 10000)
-    put2(p + 11, micros / 100 % 100)
-    put2(p + 13, micros % 100)
+    put2(p + 9, high)
+    put2(p + 11, middle)
+    put2(p + 13, low - 100 * middle)
     len += 15
   }
 
