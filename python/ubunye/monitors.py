@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ubunye.exceptions import ConfigError
 from ubunye.lineage.openlineage import OpenLineageMonitor
-from ubunye.lineage.recorder import LineageRecorder
+from ubunye.lineage.recorder import RUN_RECORDS, LineageRecorder
 
 if TYPE_CHECKING:
     from ubunye.context import RunContext, RunOptions
@@ -66,13 +66,40 @@ class Monitor(Protocol):
 
 
 def monitor_name(monitor: object) -> str:
-    """``monitor.name`` if it has one, else its class name."""
-    return str(getattr(monitor, "name", None) or type(monitor).__name__)
+    """``monitor.name`` if it has one, else its class name (also when reading its name raises: the runner names
+    a monitor while it ends the run, which a monitor's broken property must not stop)."""
+    try:
+        return str(getattr(monitor, "name", None) or type(monitor).__name__)
+    except Exception:
+        return type(monitor).__name__
 
 
 def is_essential(monitor: object) -> bool:
-    """Whether the run fails with the monitor's errors (its ``essential`` attribute, False if it has none)."""
-    return bool(getattr(monitor, "essential", False))
+    """Whether the run fails with the monitor's errors (its ``essential`` attribute, False if it has none, or if
+    reading it raises: the runner asks while it ends the run, and every monitor must still be told)."""
+    try:
+        return bool(getattr(monitor, "essential", False))
+    except Exception:
+        return False
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception, never raising: an exception whose ``str()`` raises (user code) is named
+    by its type, so reporting it cannot become a second failure that stops the run's end.
+
+    Example:
+        >>> class Odd(Exception):
+        ...     def __str__(self):
+        ...         raise ValueError
+        >>> error_text(OSError("disk full")), error_text(Odd())
+        ('OSError: disk full', 'Odd (its message could not be read: ValueError)')
+    """
+    kind = type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception as err:
+        return f"{kind} (its message could not be read: {type(err).__name__})"
+    return f"{kind}: {text}" if text.strip() else kind
 
 
 def accepted_kwargs(func: Callable[..., object], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -104,15 +131,16 @@ def call_monitor(monitor: object, hook: str, **kwargs: Any) -> bool:  # noqa: AN
         ...
         OSError: disk full
     """
-    func = getattr(monitor, hook, None)
-    if func is None:
-        return False
     try:
+        # Looking the hook up is the monitor's code too (a property, __getattr__): its errors are the hook's.
+        func = getattr(monitor, hook, None)
+        if func is None:
+            return False
         func(**accepted_kwargs(func, kwargs))
     except Exception as exc:
         if is_essential(monitor):
             raise
-        log.warning("monitor %s failed in %s: %s: %s", monitor_name(monitor), hook, type(exc).__name__, exc)
+        log.warning("monitor %s failed in %s: %s", monitor_name(monitor), hook, error_text(exc))
         return False
     return True
 
@@ -125,7 +153,9 @@ def build_monitors(
     The recorder comes first when the run is recorded; ``extra`` monitors come last, as given. A
     ``LineageRecorder`` among them is the run's recorder (the run is then recorded, as the options say). A
     monitor with a ``recorder`` attribute left None (the ``openlineage`` one, which notes its events in the
-    record) is given the run's recorder.
+    record) is given :data:`~ubunye.lineage.recorder.RUN_RECORDS`, whose ``record`` is the record of the run in
+    progress on the calling thread: one such monitor given to several runs (in turn, or at once on threads)
+    notes each run in that run's record, not in the first run's.
 
     Raises:
         ConfigError: a ``CONFIG.monitors`` entry cannot be made (naming config.yaml and the entry).
@@ -171,9 +201,10 @@ def build_monitors(
             msg = f"{path}: CONFIG.monitors[{i}]: unknown monitor {m.type!r} (use lineage, openlineage or module:Class)"
             raise ConfigError(msg)
     built += list(extra)
-    for monitor in built:  # a monitor that notes things in the record is given the recorder keeping it
+    for monitor in built:  # a monitor that notes things in the record finds the record of the run it is told of
         if getattr(monitor, "recorder", False) is None:
-            monitor.recorder = recorder  # type: ignore[attr-defined]
+            # Not this run's recorder itself: the monitor may be shared with other runs, and would keep it.
+            monitor.recorder = RUN_RECORDS  # type: ignore[attr-defined]
     return options, built
 
 

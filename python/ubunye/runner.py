@@ -13,9 +13,7 @@ import functools
 import logging
 import os
 import signal
-import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -32,11 +30,11 @@ from ubunye.interrupts import Interrupted, SignalGuard
 from ubunye.interrupts import describe as interruption
 from ubunye.lineage.profiles import profile_fields
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing, printable
-from ubunye.lineage.recorder import LineageRecorder
+from ubunye.lineage.recorder import LineageRecorder, current_run
 from ubunye.lineage.redact import mask_text, remember_secrets
 from ubunye.lineage.secrets import secret_values
 from ubunye.lineage.store import RecordStore, RecordURL
-from ubunye.monitors import accepted_kwargs, build_monitors, call_monitor, is_essential, monitor_name
+from ubunye.monitors import accepted_kwargs, build_monitors, call_monitor, error_text, is_essential, monitor_name
 from ubunye.paths import check_outputs, check_schemes, check_task_dir, check_template_vars, task_folder
 from ubunye.task import load_task_class
 
@@ -260,27 +258,9 @@ def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
     return native
 
 
-#: A lock per LineageRecorder object, taken by each run it records (see :func:`_recorders`).
-_RECORDER_LOCKS: weakref.WeakKeyDictionary[object, threading.RLock] = weakref.WeakKeyDictionary()
-_RECORDER_LOCKS_LOCK = threading.Lock()
-
-
-def _recorders(monitors: Sequence[object]) -> list[threading.RLock]:
-    """The locks of the LineageRecorder objects among ``monitors``, in one order.
-
-    A recorder keeps the record of the run it records in itself (``recorder.record``), so one object given to
-    runs in two threads at once (``notebook.run(a, monitors=[rec])`` in a thread pool) mixed them up: a run that
-    succeeded left its record ``running``, or another run's evidence, for as long as the process lived. Each run
-    holds its recorders' locks from its first record to its last, so such runs take turns; a recorder the run
-    built for itself is its own and never waits. Re-entrant: a task whose code runs another task with the same
-    recorder, in the same thread, does not wait for itself.
-    """
-    found: dict[int, threading.RLock] = {}
-    for m in monitors:
-        if isinstance(m, LineageRecorder) and id(m) not in found:
-            with _RECORDER_LOCKS_LOCK:
-                found[id(m)] = _RECORDER_LOCKS.setdefault(m, threading.RLock())
-    return [found[key] for key in sorted(found)]
+def _recorder_of(monitors: Sequence[object]) -> LineageRecorder | None:
+    """The run's recorder: the first LineageRecorder among its monitors (as build_monitors chose it), or None."""
+    return next((m for m in monitors if isinstance(m, LineageRecorder)), None)
 
 
 def _helper_not_found(exc: ModuleNotFoundError, task_dir: Path) -> BaseException:
@@ -311,13 +291,14 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
     hash_outputs, hash_inputs = bool(options.hash_outputs), bool(options.hash_inputs)
     start, held, produced, failure = time.perf_counter(), [], {}, None
     started: list[object] = []
-    with ExitStack() as locks:
-        for recorder in _recorders(monitors):  # one run at a time per recorder object (see _recorders)
-            locks.enter_context(recorder)
+    # The recorder keeps this run's record under its run id, so runs sharing one recorder (threads, a run inside a
+    # run's transform, on this thread or a pool's) never wait for one another; current_run tells monitors that
+    # note things in the record which run is this thread's.
+    with current_run(ctx.run_id, _recorder_of(monitors)), ExitStack() as locks:
         try:
-            # A KeyboardInterrupt or sys.exit in a task_start (Ctrl-C while the running record is written, a
-            # monitor's own code) ends the run like one in the transform: with a failed record, never a record
-            # left `running` in a process that lives on (a notebook's).
+            # Whatever ends the run from here (an essential monitor refusing to start, a KeyboardInterrupt or
+            # sys.exit in a task_start or in the transform), every monitor told it started is told it ended:
+            # never a record left `running` in a process that lives on (a notebook's).
             _start(ctx, monitors, options, started)
             with guard.running():
                 sources = _read(ctx, run, hash_inputs, _sums_cache(options) if hash_inputs else None)
@@ -346,37 +327,54 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
                     record.version = _written_version(engine, cfg.outputs[record.name], ctx.usecase_dir)
                     guard.resume()
             status = "success"
-        except _NotStarted:
-            raise
         except BaseException as exc:  # interruptions too: the record must say how the run ended
             status, failure = "failed", exc
         with guard.finishing():
-            if failure is not None:
-                _note_missing(run, ctx)
-            for frame in held:
-                _release(engine, frame)
-            error = _error(run, failure)
-            ended, stopped = _end(ctx, started, _evidence(ctx, options, run, status, start, error))
-    path = options.record_path(ctx)
+            error, stopped = _finish(ctx, run, engine, held, failure)
+            ended = _end(ctx, started, _evidence(ctx, options, run, status, start, error))
+            stopped = stopped or ended.stopped
+    path = _record_path(ctx, options)
     result = RunResult(ctx.run_id, status, produced if status == "success" else {}, path, error, ctx)
     name = f"task {ctx.usecase}/{ctx.package}/{ctx.task}"
     where = f" (record: {path})" if path else ""
-    if failure is not None:
+    if isinstance(failure, _NotStarted):  # its message names the monitor that refused to start
+        new: TaskError = failure
+    elif failure is not None:
         why, stage = _why(failure), error.stage if error is not None else run.stage
         new = _failure_error(failure, mask_text(f"{name} failed in {stage}: {why}{where}"))
-    elif ended is not None:
-        new = TaskError(mask_text(f"{name} wrote its outputs but its final record could not be written: {ended}"))
+    elif ended.record is not None:
+        msg = f"{name} wrote its outputs but its final record could not be written: {ended.record}"
+        new = TaskError(mask_text(msg))
+    elif ended.monitors is not None:
+        new = TaskError(mask_text(f"{name} succeeded{where}, but {ended.monitors}"))
     elif guard.pending is not None:
         new = RunInterrupted(f"{name} succeeded{where}, then was interrupted by {_signal_name(guard.pending)}")
         new.exit_code = 128 + guard.pending
-    elif stopped is not None:  # a monitor's task_end raised KeyboardInterrupt or SystemExit, after the record
+    elif stopped is not None:  # a KeyboardInterrupt or SystemExit in a monitor's task_end, after the record
         new = _failure_error(stopped, mask_text(f"{name} succeeded{where}, then was {_why(stopped)}"))
     else:
         return result
-    if ended is not None and failure is not None:
-        new.args = (f"{new.args[0]}; its final record could not be written either: {mask_text(ended)}",)
+    if failure is not None:  # the run failed anyway: what also went wrong while ending it is said after
+        # (a recorder that could not write the running record failing again at the end is the same story)
+        if ended.record is not None and not (isinstance(failure, _NotStarted) and failure.recorder):
+            new.args = (f"{new.args[0]}; its final record could not be written either: {mask_text(ended.record)}",)
+        if ended.monitors is not None:
+            new.args = (f"{new.args[0]}; then {mask_text(ended.monitors)}",)
+    elif ended.record is not None and ended.monitors is not None:
+        new.args = (f"{new.args[0]}; and {mask_text(ended.monitors)}",)
     new.result = result  # type: ignore[attr-defined]
+    if new is failure:
+        raise new  # its cause is already the monitor's error
     raise new from failure or stopped
+
+
+def _record_path(ctx: RunContext, options: RunOptions) -> Path | RecordURL | None:
+    """Where the run's record is; None when the store refuses the run's names (then the recorder could not write
+    the record either, and the run's error says why)."""
+    try:
+        return options.record_path(ctx)
+    except Exception:
+        return None
 
 
 def _lockable(engine: Engine[Any], where: str | None) -> str | None:
@@ -430,21 +428,48 @@ def _release(engine: Engine[Any], frame: object) -> None:
     try:
         engine.release(frame)
     except Exception as exc:  # an unpersist that fails must not hide how the run ended
-        log.warning("could not release a held frame: %s: %s", type(exc).__name__, exc)
+        log.warning("could not release a held frame: %s", error_text(exc))
 
 
 def _error(run: _Run, failure: BaseException | None) -> ErrorInfo | None:
     if failure is None:
         return None
+    if isinstance(failure, _NotStarted):  # the monitor's own error, in the words the run fails with
+        return ErrorInfo(mask_text(failure.kind), mask_text(str(failure)), "setup", None)
     stage = "expectations" if isinstance(failure, ExpectationError) else run.stage
     kind = type(failure).__name__
     return ErrorInfo(mask_text(kind), mask_text(_why(failure)), stage, run.name)
 
 
+def _finish(
+    ctx: RunContext, run: _Run, engine: Engine[Any], held: list[object], failure: BaseException | None
+) -> tuple[ErrorInfo | None, BaseException | None]:
+    """What comes between the run's last step and telling the monitors it ended: the datasets it never reached
+    listed, the held frames released, the error described. Nothing here may stop the monitors being told: an
+    interruption (a KeyboardInterrupt or sys.exit in an engine's release) is returned, to be raised once every
+    monitor ended, and any other error is logged."""
+    stopped: BaseException | None = None
+    if failure is not None:
+        try:
+            _note_missing(run, ctx)
+        except Exception as exc:  # the record then lists fewer datasets; it still ends
+            log.warning("could not list the datasets the run did not reach: %s", error_text(exc))
+    for frame in held:
+        try:
+            _release(engine, frame)
+        except BaseException as exc:  # _release logs any Exception: this is an interruption
+            stopped = stopped or exc
+    return _error(run, failure), stopped
+
+
 def _why(failure: BaseException) -> str:
     """What went wrong, in words: the interruption, else the exception's message, else (``raise MemoryError()``,
-    a bare ``assert``) its type's name, so neither the CLI line nor the record says nothing."""
-    text = interruption(failure) or str(failure)
+    a bare ``assert``) its type's name, so neither the CLI line nor the record says nothing. Never raises: an
+    exception whose ``str()`` raises (user code) is named by its type, and the record still ends ``failed``."""
+    try:
+        text = interruption(failure) or str(failure)
+    except Exception as exc:
+        return f"{type(failure).__name__} (its message could not be read: {type(exc).__name__})"
     return text if text.strip() else type(failure).__name__
 
 
@@ -484,23 +509,31 @@ def _evidence(
 
 
 class _NotStarted(TaskError):
-    """An essential monitor could not write the run record at the start: the run did not start."""
+    """An essential monitor failed in task_start (the recorder: could not write the run record): the run did not
+    start. ``kind`` is the type of the monitor's error, for the record; ``recorder`` whether it was a recorder."""
+
+    def __init__(self, msg: str, kind: str, recorder: bool) -> None:
+        super().__init__(msg)
+        self.kind, self.recorder = kind, recorder
 
 
 def _start(ctx: RunContext, monitors: Sequence[object], options: RunOptions, started: list[object]) -> None:
     """task_start for every monitor, essential ones first; an essential one that fails means the run does not
-    start (and the others never hear of it). Each monitor is added to ``started`` as it is called, so that an
-    interruption raised meanwhile ends exactly the monitors that heard of the run."""
+    start (the monitors after it never hear of it; those before it, and itself, are told it ended, failed). Each
+    monitor is added to ``started`` as it is called, so that whatever stops the run meanwhile ends exactly the
+    monitors that heard of it."""
     for m in sorted(monitors, key=lambda m: not is_essential(m)):
         started.append(m)
         try:
             call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id, options=options)
         except Exception as exc:  # only an essential monitor's error reaches here
+            recorder = isinstance(m, LineageRecorder)
+            what = "could not write the run record" if recorder else "failed in task_start"
             msg = mask_text(
-                f"task {ctx.usecase}/{ctx.package}/{ctx.task} did not start: monitor {monitor_name(m)} could not "
-                f"write the run record: {type(exc).__name__}: {exc}"
+                f"task {ctx.usecase}/{ctx.package}/{ctx.task} did not start: monitor {monitor_name(m)} {what}: "
+                f"{error_text(exc)}"
             )
-            raise _NotStarted(msg) from exc
+            raise _NotStarted(msg, type(exc).__name__, recorder) from exc
 
 
 def _checkpoint(
@@ -525,29 +558,48 @@ def _checkpoint(
         call_monitor(m, "task_checkpoint", **evidence)
 
 
-def _end(
-    ctx: RunContext, monitors: Sequence[object], evidence: dict[str, Any]
-) -> tuple[str | None, BaseException | None]:
-    """task_end for every monitor: what an essential one failed with (it must not pass silently), else None;
-    and the first KeyboardInterrupt or SystemExit a monitor raised, else None.
+@dataclass
+class _Ended:
+    """How telling the monitors the run ended went: what the recorder failed with (the final record is not
+    written), what any other essential monitor failed with, and the first KeyboardInterrupt or SystemExit a
+    monitor raised (None each when there was none)."""
 
-    The other monitors end first, so what they note in the record (an event backend that failed) is in the
-    final record the essential one writes. A KeyboardInterrupt or ``sys.exit`` in one of them does not stop the
-    others: the essential one still writes the final record (else it would stay ``running`` while the process
-    lives on), and the caller raises the interruption after.
+    record: str | None = None
+    monitors: str | None = None
+    stopped: BaseException | None = None
+
+
+def _end(ctx: RunContext, monitors: Sequence[object], evidence: dict[str, Any]) -> _Ended:
+    """task_end for every monitor in ``monitors`` (those told the run started), each whatever the others did.
+
+    Other monitors end first and recorders last, so what the others note in the record (an event backend that
+    failed) is in the final record the recorder writes, and an essential monitor failing cannot stop the final
+    record being written. A KeyboardInterrupt or ``sys.exit`` in one of them does not stop the others (else a
+    record would stay ``running`` while the process lives on); the caller raises it after.
     """
-    failed, stopped = None, None
-    for m in sorted(monitors, key=is_essential):
+    ended = _Ended()
+    for m in sorted(monitors, key=lambda m: (isinstance(m, LineageRecorder), is_essential(m))):
         try:
             call_monitor(m, "task_end", **evidence)
         except Exception as exc:  # only an essential monitor's error reaches here
-            failed = f"monitor {monitor_name(m)}: {type(exc).__name__}: {exc}"
+            _note_end_failure(ended, m, error_text(exc))
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: raised once every monitor ended
-            log.warning("monitor %s was interrupted in task_end: %s", monitor_name(m), _why(exc))
-            if is_essential(m):
-                failed = f"monitor {monitor_name(m)}: {type(exc).__name__}: {_why(exc)}"
-            stopped = stopped or exc
-    return failed, stopped
+            why = _why(exc)
+            log.warning("monitor %s was interrupted in task_end: %s", monitor_name(m), why)
+            if isinstance(m, LineageRecorder):  # the final record may not be written: the run says so
+                _note_end_failure(ended, m, f"{type(exc).__name__}: {why}")
+            ended.stopped = ended.stopped or exc
+    return ended
+
+
+def _note_end_failure(ended: _Ended, monitor: object, text: str) -> None:
+    """An essential monitor's failure in task_end, in ``ended``: the recorder's as the record's, any other's
+    naming the monitor and its hook (its record, if any, is the recorder's and was written)."""
+    if isinstance(monitor, LineageRecorder):
+        ended.record = ended.record or f"monitor {monitor_name(monitor)}: {text}"
+    else:
+        said = f"monitor {monitor_name(monitor)} failed in task_end: {text}"
+        ended.monitors = f"{ended.monitors}; {said}" if ended.monitors else said
 
 
 def _check(run: _Run, cfg: TaskConfig, frames: dict[str, Any], side: str, engine: Engine[Any]) -> None:

@@ -16,6 +16,7 @@ from ubunye.context import RunOptions
 from ubunye.exceptions import UbunyeError
 from ubunye.lineage import DatasetRecord, LineageRecorder
 from ubunye.lineage.openlineage import RUN_FACET, OpenLineageMonitor
+from ubunye.lineage.recorder import RUN_RECORDS
 from ubunye.lineage.store import load_record
 from ubunye.monitors import build_monitors
 from ubunye.runner import execute, prepare, run_task
@@ -149,12 +150,16 @@ def test_every_monitor_finds_the_record_path_in_the_options(uc: Path, tmp_path: 
     options, monitors = build_monitors(ctx, RunOptions.resolve(records=shared))
     recorder, lineage = monitors
     assert isinstance(recorder, LineageRecorder) and isinstance(lineage, OpenLineageMonitor)
-    assert lineage.recorder is recorder and options.store is not None and options.store.root == shared
+    # Not this run's recorder itself (a monitor shared by runs kept the first run's): the records of runs in progress
+    assert lineage.recorder is RUN_RECORDS and options.store is not None and options.store.root == shared
     assert options.record_path(ctx) == shared / "shop/daily/revenue" / f"{ctx.run_id}.json"
     result = execute(ctx, monitors, options)
     assert result.record_path == options.record_path(ctx) and result.record_path.is_file()
     (event,) = [e for e in lineage.events if e.eventType.value == "COMPLETE"]
     assert event.run.facets[RUN_FACET].record == str(options.record_path(ctx))
+    record = load_record(result.record_path)  # the monitor found this run's record, through RUN_RECORDS
+    assert event.run.facets[RUN_FACET].code_hash == record.code_hash is not None
+    assert record.extra["openlineage"]["sent"] == ["START", "COMPLETE"]
 
 
 def test_a_monitor_failing_at_a_checkpoint_does_not_stop_the_commit(uc: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from ubunye.context import RunContext, RunOptions
     from ubunye.lineage.record import DatasetRecord, ErrorInfo
-    from ubunye.lineage.recorder import LineageRecorder
+    from ubunye.lineage.recorder import LineageRecorder, RunRecords
 
 log = logging.getLogger("ubunye")
 
@@ -235,12 +235,16 @@ class OpenLineageMonitor:
         self.namespace = namespace or os.environ.get("OPENLINEAGE_NAMESPACE") or "ubunye"
         self.transport = dict(transport) if transport else None
         self.table_namespace = table_namespace
-        #: Set by :func:`ubunye.monitors.build_monitors`: the run's LineageRecorder (whose record the events are
-        #: noted in); None when the run is not recorded.
-        self.recorder: LineageRecorder | None = None
+        #: Set by :func:`ubunye.monitors.build_monitors`: where the record of the run in progress is found (the
+        #: events are noted in it), :data:`~ubunye.lineage.recorder.RUN_RECORDS`; or a LineageRecorder set by
+        #: hand; None: no run is recorded.
+        self.recorder: RunRecords | LineageRecorder | None = None
         self._client: OpenLineageClient | None = None
         self.events: list[Any] = []  # the events sent by this monitor, for whoever drives it
-        self._pending: dict[str, Any] | None = None  # the note of a run whose record does not exist yet
+        # The notes of runs whose record does not exist yet (or is never kept), by run id: one monitor may serve
+        # several runs, in turn or at once, and one run's notes must not reach another's record.
+        self._pending: dict[str, dict[str, Any]] = {}
+        self._pending_lock = threading.Lock()
 
     def task_start(self, context: RunContext, options: RunOptions | None = None, **_: Any) -> None:  # noqa: ANN401 (ignored)
         """Send START."""
@@ -259,7 +263,11 @@ class OpenLineageMonitor:
     ) -> None:
         """Send COMPLETE (success) or FAIL, with every input and output and their facets."""
         state = "COMPLETE" if status == "success" else "FAIL"
-        self._send(context, state, ended_at, list(inputs or []), list(outputs or []), error, options)
+        try:
+            self._send(context, state, ended_at, list(inputs or []), list(outputs or []), error, options)
+        finally:  # the run is over: notes its record never took are dropped
+            with self._pending_lock:
+                self._pending.pop(context.run_id, None)
 
     # --- building ---------------------------------------------------------------------------------------------
 
@@ -431,15 +439,14 @@ class OpenLineageMonitor:
         """``record.extra["openlineage"]`` of this run (a scratch dict when no record is kept)."""
         base = {"run_id": run_uuid(context.run_id), "namespace": self.namespace, "job": job_name(context)}
         record = self.recorder.record if self.recorder is not None else None
-        if record is None or record.run_id != context.run_id:
-            self._pending = self._pending or base
-            return self._pending
+        with self._pending_lock:
+            if record is None or record.run_id != context.run_id:
+                return self._pending.setdefault(context.run_id, base)
+            pending = self._pending.pop(context.run_id, None)
         note: dict[str, Any] = record.extra.setdefault("openlineage", base)
-        pending = self._pending
         if pending is not None:  # what happened before the record existed
             for key in ("sent", "errors"):
                 note.setdefault(key, []).extend(x for x in pending.get(key, []) if x not in note.get(key, []))
-            self._pending = None
         return note
 
 
