@@ -19,6 +19,7 @@ import pyarrow as pa
 import typer
 from rich.table import Table
 
+from ubunye.cli import args
 from ubunye.cli.errors import domain_errors
 from ubunye.cli.hash import not_a_table, source_config
 from ubunye.cli.render import console, dash, emit_json, flow_help, line
@@ -441,6 +442,13 @@ def _run(name: str, sa: _Side, sb: _Side, key: list[str] | None, n: int | None, 
     return DiffReport(name, _describe(sa), _describe(sb), key, shown, result, note)
 
 
+def _only_with(mode: str, given: dict[str, object]) -> None:
+    """Refuse the first option of ``given`` that is set: it applies only when diffing ``mode``."""
+    for option, value in given.items():
+        if value is not None:
+            raise typer.BadParameter(f"applies only to a diff of {mode}: leave it out", param_hint=option)
+
+
 def _keys(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -458,7 +466,7 @@ _DATASET_HELP = "outputs.NAME or inputs.NAME (default: the changed output)."
 def diff_command(
     run_a: Annotated[str | None, typer.Argument(help="Run A (id, prefix, latest~N or a record .json).")] = None,
     run_b: Annotated[str | None, typer.Argument(help="Run B.")] = None,
-    usecase_dir: Annotated[Path, typer.Option("-d", "--usecase-dir", help="Folder holding the records.")] = Path("."),
+    usecase_dir: Annotated[str | None, typer.Option("-d", "--usecase-dir", help="Folder holding the records.")] = None,
     usecase: Annotated[str | None, typer.Option("-u", "--usecase")] = None,
     package: Annotated[str | None, typer.Option("-p", "--package")] = None,
     task: Annotated[str | None, typer.Option("-t", "--task")] = None,
@@ -500,19 +508,29 @@ def diff_command(
     for name, value in (("--engine", engine), ("--engine-a", engine_a), ("--engine-b", engine_b)):
         if value is not None and value not in BACKENDS:
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(BACKENDS)}", param_hint=name)
+    for name, value in (("--format-a", format_a), ("--format-b", format_b)):
+        if value is not None and value not in FORMATS:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(FORMATS)}", param_hint=name)
     keys = _keys(key)
     if (a is None) != (b is None):
         raise typer.BadParameter("give both --a and --b", param_hint="--a/--b")
+    # An option of the other way of diffing would be ignored without a word: refused, naming it.
     if a is not None and b is not None:
         if run_a or run_b:
             raise typer.BadParameter("give two runs or --a/--b, not both", param_hint="RUN_A")
-        report = diff_targets(a, b, fmt_a=format_a, fmt_b=format_b, engine_a=engine_a or engine,
-                              engine_b=engine_b or engine, key=keys, limit=limit)  # fmt: skip
+        _only_with("runs", {"-d": usecase_dir, "-u": usecase, "-p": package, "-t": task, "--records": records,
+                            "--dataset": dataset})  # fmt: skip
+        report = diff_targets(args.target(a, "--a"), args.target(b, "--b"), fmt_a=format_a, fmt_b=format_b,
+                              engine_a=engine_a or engine, engine_b=engine_b or engine, key=keys,
+                              limit=limit)  # fmt: skip
     else:
         if not (run_a and run_b):
             raise typer.BadParameter("give two runs (or --a and --b)", param_hint="RUN_A RUN_B")
-        found_a = resolve_run(run_a, usecase_dir, usecase, package, task, records)
-        found_b = resolve_run(run_b, usecase_dir, usecase, package, task, records)
+        _only_with("--a/--b", {"--format-a": format_a, "--format-b": format_b, "--engine-a": engine_a,
+                               "--engine-b": engine_b})  # fmt: skip
+        where = "." if usecase_dir is None else usecase_dir
+        found_a = resolve_run(run_a, where, usecase, package, task, records)
+        found_b = resolve_run(run_b, where, usecase, package, task, records)
         ra, rb = found_a.record, found_b.record
         assert ra is not None and rb is not None
         report = diff_runs(ra, rb, dataset, keys, limit, engine, (str(found_a.path), str(found_b.path)))

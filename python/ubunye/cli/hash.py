@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from ubunye.cli import args
 from ubunye.cli.errors import domain_errors
 from ubunye.cli.render import console, emit_json, flow_help
 from ubunye.config import IOConfig
@@ -82,6 +83,9 @@ def not_a_table(target: str) -> str | None:
 
 def source_config(target: str, fmt: str | None, engine: str) -> IOConfig:
     """The IOConfig that reads ``target``: a path (format from --format or the files), a URL, or a catalog table."""
+    if not target.strip():  # Path("") is the current folder: an empty name must not read it
+        msg = "the table to read is empty: give a file, a folder, a URL or a table"
+        raise EngineError(msg)
     path = Path(target)
     if is_url(target):
         if fmt is None:
@@ -89,6 +93,9 @@ def source_config(target: str, fmt: str | None, engine: str) -> IOConfig:
             raise EngineError(msg)
         return IOConfig(name=target, format=fmt, path=target)
     try:
+        if path.exists() and not (path.is_file() or path.is_dir()):  # a reader would block on a FIFO, or say
+            msg = f"{printable(target)} is not a file or a folder (a pipe, a socket or a device)"  # "not a dir"
+            raise EngineError(msg)
         if path.exists():
             return IOConfig(name=target, format=fmt or guess_format(path), path=str(path.resolve()))
     except OSError as exc:  # a name too long, a folder that cannot be listed: the path given is the problem
@@ -96,7 +103,10 @@ def source_config(target: str, fmt: str | None, engine: str) -> IOConfig:
         raise EngineError(msg) from None
     why = not_a_table(target)
     if why is None and engine == "spark":
-        return IOConfig(name=target, format=fmt, table=target)
+        if fmt is not None:  # Spark reads a table as its catalog stores it: --format would be ignored
+            msg = f"--format {fmt} applies to files; {printable(target)} (no file or folder here) is a catalog table"
+            raise EngineError(msg)
+        return IOConfig(name=target, table=target)
     hint = " (a catalog table needs --engine spark)" if why is None else "" if why == "it is a path" else f" ({why})"
     msg = f"no such file or folder: {printable(target)}{hint}"
     raise EngineError(msg)
@@ -177,7 +187,7 @@ def hash_command(
         raise typer.BadParameter(f"{fmt!r} is not one of {', '.join(FORMATS)}", param_hint="--format")
     if engine not in BACKENDS:
         raise typer.BadParameter(f"{engine!r} is not one of {', '.join(BACKENDS)}", param_hint="--engine")
-    result = hash_target(target, fmt, engine, show_lines)
+    result = hash_target(args.target(target, "PATH_OR_TABLE"), fmt, engine, show_lines)
     if as_json:
         emit_json(result)
         return
@@ -193,9 +203,9 @@ def hash_command(
         ("seconds", f"{result['seconds']:.3f} (read and hash)"),
     ]
     for name, value in rows:
-        out.print(f"{name:<12} {escape(str(value))}", soft_wrap=True)
+        out.print(f"{name:<12} {escape(printable(str(value)))}", soft_wrap=True)
     for line in result.get("lines", []):
-        out.print(escape(line), soft_wrap=True)
+        out.print(escape(printable(line)), soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

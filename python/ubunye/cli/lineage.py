@@ -16,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.table import Table
 
+from ubunye.cli import args
 from ubunye.cli.errors import domain_errors
 from ubunye.cli.render import (
     console,
@@ -29,8 +30,8 @@ from ubunye.cli.render import (
 )
 from ubunye.exceptions import RecordError
 from ubunye.lineage.compare import compare_records
-from ubunye.lineage.liveness import run_state
-from ubunye.lineage.record import RunRecord, printable
+from ubunye.lineage.liveness import INTERRUPTED, run_state
+from ubunye.lineage.record import STATUSES, RunRecord, printable
 from ubunye.lineage.redact import mask_text
 from ubunye.lineage.store import RecordStore, StoredRecord, instant, load_record, records_location, short_ids
 
@@ -41,7 +42,7 @@ app = typer.Typer(
 )
 
 UsecaseDir = Annotated[
-    Path, typer.Option("-d", "--usecase-dir", help="Folder holding <usecase>/<package>/<task> and .ubunye/lineage.")
+    str, typer.Option("-d", "--usecase-dir", help="Folder holding <usecase>/<package>/<task> and .ubunye/lineage.")
 ]
 Usecase = Annotated[str | None, typer.Option("-u", "--usecase", help="Only runs of this usecase.")]
 Package = Annotated[str | None, typer.Option("-p", "--package", help="Only runs of this package.")]
@@ -74,23 +75,67 @@ _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
-def _store(usecase_dir: Path, records: str | None = None) -> RecordStore:
+#: What ``--status`` may ask for: the states a run is shown in (a file that is no record is listed regardless).
+STATES = (*STATUSES, INTERRUPTED)
+
+
+def _store(usecase_dir: str | Path, records: str | None = None) -> RecordStore:
     """The store ``--records`` (else ``$UBUNYE_RECORDS``) names, else the usecase_dir's own."""
-    where = records_location(records)
+    where = records_location(args.records(records))
     if where is not None:
         return RecordStore(records=where)
-    if not usecase_dir.is_dir():
-        msg = f"usecase dir {usecase_dir} does not exist (give -d <usecase_dir>)"
+    folder = args.folder(str(usecase_dir), "-d")
+    if not folder.is_dir():
+        msg = f"usecase dir {printable(str(usecase_dir))} does not exist (give -d <usecase_dir>)"
         raise RecordError(msg)
-    return RecordStore(usecase_dir)
+    return RecordStore(folder)
+
+
+def _record_file(ref: str) -> Path | None:
+    """The record file ``ref`` names, or None when it is a run id, a prefix or ``latest~N``.
+
+    A run id has no ``/`` and no ``.json`` (the store refuses such names), so a ref with either, or one starting
+    with ``~`` or ``file://``, is a file: one that is not there is said to be missing, not looked up as an id.
+    """
+    if not (ref.endswith(".json") or "/" in ref or "\\" in ref or ref.startswith("~")):
+        return None
+    path = args.local(ref, "RUN")
+    try:
+        is_file, is_dir = path.is_file(), path.is_dir()
+    except OSError as exc:  # a name too long for the filesystem
+        raise RecordError(f"{printable(ref)}: cannot open: {exc.strerror or exc}") from None
+    if not is_file:
+        what = "is a folder, not a record file" if is_dir else "no such record file"
+        msg = f"{printable(ref)}: {what} (a run is named by its id, a prefix of it, latest~N, or a record .json file)"
+        raise RecordError(msg)
+    return path
+
+
+def _same_task(found: StoredRecord, usecase: str | None, package: str | None, task: str | None) -> None:
+    """A record file given beside -u/-p/-t must be a run of that task: else one of the two would be ignored."""
+    record = found.record
+    assert record is not None
+    for option, wanted, got in zip(("-u", "-p", "-t"), (usecase, package, task), record.identity, strict=True):
+        if wanted is not None and wanted != got:
+            who = "/".join(record.identity)
+            msg = f"{printable(str(found.path))} is a run of {printable(who)}, not of {option} {printable(wanted)}"
+            raise RecordError(msg)
 
 
 def resolve_run(
-    ref: str, usecase_dir: Path, usecase: str | None, package: str | None, task: str | None, records: str | None = None
+    ref: str,
+    usecase_dir: str | Path,
+    usecase: str | None,
+    package: str | None,
+    task: str | None,
+    records: str | None = None,
 ) -> StoredRecord:
     """A record file path, else a run of the store named by id, prefix or latest~N."""
-    if ref.endswith(".json") and Path(ref).is_file():
-        return StoredRecord(Path(ref).resolve(), load_record(ref))
+    path = _record_file(ref)
+    if path is not None:
+        found = StoredRecord(path.resolve(), load_record(path))
+        _same_task(found, usecase, package, task)
+        return found
     return _store(usecase_dir, records).resolve(ref, usecase, package, task)
 
 
@@ -107,7 +152,11 @@ def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime:
     rel = _RELATIVE.match(text.strip())
     if rel:
         now = now or dt.datetime.now(dt.UTC)
-        return now - dt.timedelta(**{_UNITS[rel.group(2)]: int(rel.group(1))})
+        try:
+            return now - dt.timedelta(**{_UNITS[rel.group(2)]: int(rel.group(1))})
+        except OverflowError:  # more days than a timedelta holds, or an instant before the year 1
+            msg = f"{text.strip()!r} reaches back before the year 1: give a smaller age, or a date"
+            raise typer.BadParameter(msg, param_hint="--since") from None
     value = instant(text)
     if value is None:
         msg = f"{text!r} is not a date or time (2026-12-01, 2026-12-01T02:00:00Z) or an age (36h, 7d)"
@@ -160,7 +209,7 @@ def _with_state(data: dict[str, Any], state: str) -> dict[str, Any]:
 @command("list")
 @domain_errors
 def list_runs(
-    usecase_dir: UsecaseDir = Path("."),
+    usecase_dir: UsecaseDir = ".",
     usecase: Usecase = None,
     package: Package = None,
     task: Task = None,
@@ -181,8 +230,10 @@ def list_runs(
 
     Example: ubunye lineage list -d examples -u shop -p daily -t revenue -n 5 --since 7d
     """
-    store = _store(usecase_dir, records)
+    if status is not None and status not in STATES:  # a typo would match nothing and list no run, exit 0
+        raise typer.BadParameter(f"{status!r} is not one of {', '.join(STATES)}", param_hint="--status")
     cutoff = parse_since(since) if since is not None else None
+    store = _store(usecase_dir, records)
     shown: list[tuple[StoredRecord, str]] = []
     problems = []
     entries = False
@@ -230,7 +281,7 @@ def list_runs(
 
 def _show(
     run: str,
-    usecase_dir: Path,
+    usecase_dir: str,
     usecase: str | None,
     package: str | None,
     task: str | None,
@@ -251,7 +302,7 @@ def _show(
 @domain_errors
 def show(
     run: Run,
-    usecase_dir: UsecaseDir = Path("."),
+    usecase_dir: UsecaseDir = ".",
     usecase: Usecase = None,
     package: Package = None,
     task: Task = None,
@@ -273,7 +324,7 @@ def show(
 @domain_errors
 def trace(
     run: Run,
-    usecase_dir: UsecaseDir = Path("."),
+    usecase_dir: UsecaseDir = ".",
     usecase: Usecase = None,
     package: Package = None,
     task: Task = None,
@@ -293,7 +344,7 @@ def trace(
 def compare(
     run_a: Annotated[str, typer.Argument(help="The earlier run. " + RUN_HELP, show_default=False)],
     run_b: Annotated[str, typer.Argument(help="The later run. " + RUN_HELP, show_default=False)],
-    usecase_dir: UsecaseDir = Path("."),
+    usecase_dir: UsecaseDir = ".",
     usecase: Usecase = None,
     package: Package = None,
     task: Task = None,

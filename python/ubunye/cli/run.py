@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ubunye.cli import args
 from ubunye.cli.errors import domain_errors
 
-UsecaseDir = Annotated[Path, typer.Option("-d", "--usecase-dir", help="Folder holding <usecase>/<package>/<task>.")]
+UsecaseDir = Annotated[str, typer.Option("-d", "--usecase-dir", help="Folder holding <usecase>/<package>/<task>.")]
 Usecase = Annotated[str, typer.Option("-u", "--usecase", help="Usecase folder name.")]
 Package = Annotated[str, typer.Option("-p", "--package", help="Package folder name.")]
 Tasks = Annotated[list[str], typer.Option("-t", "--task", help="Task to run; repeat for several (run in order).")]
@@ -47,13 +47,19 @@ def run(
     <usecase_dir>/.ubunye/lineage)."""
     from ubunye.config.model import BACKENDS
     from ubunye.context import RunOptions
+    from ubunye.lineage.record import printable
     from ubunye.runner import run_pipeline
 
     if engine is not None and engine not in BACKENDS:
         raise typer.BadParameter(f"{engine!r} is not one of {', '.join(BACKENDS)}", param_hint="--engine")
-    options = RunOptions.resolve(lineage=lineage, records=records)
+    if lineage is False and records is not None:  # one of the two would be ignored without a word
+        msg = "--no-lineage writes no record: leave out --records, or --no-lineage"
+        raise typer.BadParameter(msg, param_hint="--records")
+    for option, value in (("-dt", dt), ("-dtf", dtf), ("-m", mode)):
+        args.template_value(value, option)
+    options = RunOptions.resolve(lineage=lineage, records=args.records(records))
     results = run_pipeline(
-        usecase_dir,
+        args.folder(usecase_dir, "-d"),
         usecase,
         package,
         tasks,
@@ -68,7 +74,7 @@ def run(
         ctx = result.context
         name = f"{ctx.usecase}/{ctx.package}/{ctx.task}" if ctx else result.run_id
         where = f"  record: {result.record_path}" if result.record_path else ""
-        typer.echo(f"{name}: {result.status} (run {result.run_id}){where}")
+        typer.echo(printable(f"{name}: {result.status} (run {result.run_id}){where}"))  # a path may hold an ESC
 
 
 def register(app: typer.Typer) -> None:

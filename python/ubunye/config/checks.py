@@ -9,9 +9,12 @@ Example:
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ubunye.exceptions import ConfigError
 
@@ -109,3 +112,61 @@ def timestamp(path: Path, key: str, value: object) -> str:
     except ValueError:
         raise fail(path, key, "not an ISO 8601 time such as 2026-12-01T00:00:00Z") from None
     return text
+
+
+def invisible(text: str) -> str | None:
+    r"""The first character of ``text`` a terminal would act on or not show, described, or None.
+
+    A control character (C0 or C1), an invisible formatting character (U+202E shows a folder's name reversed,
+    U+200B hides in it) or a line separator: the characters a record's names refuse (``printable`` escapes them).
+
+    Example:
+        >>> invisible("data/x"), invisible("a\x00b"), invisible("a\u202eb")
+        (None, 'a control character (U+0000)', 'U+202E (an invisible or formatting character)')
+    """
+    odd = next((c for c in text if not c.isprintable()), None)
+    if odd is None:
+        return None
+    if unicodedata.category(odd) == "Cc":
+        return f"a control character (U+{ord(odd):04X})"
+    return f"U+{ord(odd):04X} (an invisible or formatting character)"
+
+
+#: ``$NAME`` / ``${NAME}``: what a shell would expand, and nothing here does.
+_SHELL_VARIABLE = re.compile(r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def location(path: Path, key: str, value: str) -> str:
+    """A rendered ``path`` of an input or output, refused where it would name another place than the one meant.
+
+    Refused: a control or invisible character; a leading ``~`` or a ``$HOME``/``${HOME}``, which a shell expands
+    and nothing here does (a folder literally named ``~`` or ``$HOME`` would be made under the usecase folder);
+    a ``file://`` URL naming a host (``file://data/x`` is host ``data``, path ``/x``: no local file).
+
+    Example:
+        >>> location(Path("c.yaml"), "CONFIG.outputs.o.path", "~/lake/o")
+        Traceback (most recent call last):
+        ubunye.exceptions.ConfigError: c.yaml: CONFIG.outputs.o.path: starts with '~', which nothing expands here: ...
+    """
+    odd = invisible(value)
+    if odd:
+        raise fail(path, key, f"contains {odd}")
+    if value.startswith("~"):
+        msg = "starts with '~', which nothing expands here: write the full path, or {{ env.HOME }}/..."
+        raise fail(path, key, msg)
+    # In a URL only its path: a user and password (s3://u:pa$s@...) are not quoted back, and no shell ran there.
+    variable = _SHELL_VARIABLE.search(urlsplit(value).path if "://" in value else value)
+    if variable:
+        name = variable.group(1).strip("{}")
+        msg = f"holds {variable.group(0)!r}, which nothing expands here: write {{{{ env.{name} }}}} to use the variable"
+        raise fail(path, key, msg)
+    if value[:7].lower() == "file://":
+        parts = urlsplit(value)
+        if parts.netloc not in ("", "localhost"):
+            # Only the host is quoted: the rest of the netloc may be a user and a password.
+            msg = (
+                f"a file:// URL names the host {(parts.hostname or '?')[:60]!r}, not a local folder: write "
+                "file:///absolute/path (three slashes) or a plain path"
+            )
+            raise fail(path, key, msg)
+    return value

@@ -116,9 +116,15 @@ def _io(path: Path, key: str, name: str, raw: object, output: bool) -> IOConfig:
         location = check.string(path, f"{key}.path", value["path"])
         if fmt is None:
             raise check.fail(path, f"{key}.format", f"required with a path (one of {', '.join(FORMATS)})")
-        if any(ord(c) < 32 or ord(c) == 127 for c in location):
-            raise check.fail(path, f"{key}.path", "contains a control character")
+        check.location(path, f"{key}.path", location)
     table = None if "table" not in value else check.string(path, f"{key}.table", value["table"])
+    if table is not None and fmt is not None and not output:
+        # Read as the catalog stores it: the format would be recorded, never used.
+        msg = "an input table is read as the catalog stores it: leave format out (it would be ignored)"
+        raise check.fail(path, f"{key}.format", msg)
+    odd = check.invisible(table or "")
+    if odd:  # a table name is shown and recorded: nothing in it may hide or reorder what is shown
+        raise check.fail(path, f"{key}.table", f"contains {odd}")
     if not output and "mode" in value:
         raise check.fail(path, f"{key}.mode", "only outputs have a write mode")
     mode = check.string(path, f"{key}.mode", value.get("mode", "overwrite"), WRITE_MODES)
@@ -132,6 +138,10 @@ def _io(path: Path, key: str, name: str, raw: object, output: bool) -> IOConfig:
     timestamp = None if "timestamp" not in value else check.timestamp(path, f"{key}.timestamp", value["timestamp"])
     parts = value.get("partition_by", [])
     parts = [check.string(path, f"{key}.partition_by", parts)] if isinstance(parts, str) else parts
+    partition_by = check.strings(path, f"{key}.partition_by", parts)
+    twice = sorted({p for p in partition_by if partition_by.count(p) > 1})
+    if twice:
+        raise check.fail(path, f"{key}.partition_by", f"names {twice[0]!r} twice")
     profile, keys, buckets = _profile(path, key, value)
     return IOConfig(
         name=name,
@@ -144,7 +154,7 @@ def _io(path: Path, key: str, name: str, raw: object, output: bool) -> IOConfig:
         storage_options=check.mapping(path, f"{key}.storage_options", value.get("storage_options")),
         version=version,
         timestamp=timestamp,
-        partition_by=check.strings(path, f"{key}.partition_by", parts),
+        partition_by=partition_by,
         allow_empty=check.boolean(path, f"{key}.allow_empty", value.get("allow_empty", False)),
         profile=profile,
         key=keys,
@@ -255,6 +265,7 @@ def _monitors(path: Path, raw: object) -> list[MonitorConfig]:
     if not isinstance(raw, list):
         raise check.fail(path, "CONFIG.monitors", "expected a list, e.g. [lineage]")
     out = []
+    lineage_at: str | None = None
     for i, item in enumerate(raw):
         key = f"CONFIG.monitors[{i}]"
         if isinstance(item, str):
@@ -270,6 +281,10 @@ def _monitors(path: Path, raw: object) -> list[MonitorConfig]:
         else:
             raise check.fail(path, key, "expected a name or {type: ..., params: {...}}")
         if kind == "lineage":
+            # One run has one record: a second entry could only contradict the first (hash_inputs true and false).
+            if lineage_at is not None:
+                raise check.fail(path, key, f"lineage is listed twice (first at {lineage_at}): keep one entry")
+            lineage_at = key
             check.known(path, pkey, params, _LINEAGE)
             if "hash_inputs" in params:
                 check.boolean(path, f"{pkey}.hash_inputs", params["hash_inputs"])
@@ -338,6 +353,14 @@ def build(
         n: _io(path, f"CONFIG.inputs.{n}", n, v, False)
         for n, v in check.mapping(path, "CONFIG.inputs", cfg.get("inputs")).items()
     }
+    # Each input becomes a SQL view, and SQL (DuckDB, Spark) does not tell `orders` from `Orders`: one would be
+    # read in place of the other without a word.
+    views: dict[str, str] = {}
+    for name in inputs:
+        first = views.setdefault(name.lower(), name)
+        if first != name:
+            msg = f"differs from input {first!r} only in case, and SQL reads the two as one view: rename one"
+            raise check.fail(path, f"CONFIG.inputs.{name}", msg)
     outputs = {
         n: _io(path, f"CONFIG.outputs.{n}", n, v, True)
         for n, v in check.mapping(path, "CONFIG.outputs", cfg.get("outputs")).items()
@@ -351,6 +374,14 @@ def build(
         transform["params"] = check.mapping(path, "CONFIG.transform.params", transform["params"])
     if transform["type"] == "sql" and "query" not in transform:
         raise check.fail(path, "CONFIG.transform.query", "a sql transform needs a query")
+    # A key the chosen type never reads would be silently ignored: a query beside the Task that runs instead, or
+    # params nothing passes to a query.
+    if transform["type"] == "task" and "query" in transform:
+        msg = "only a sql transform has a query (this one is type task: transformations.py runs and the query is "
+        raise check.fail(path, "CONFIG.transform.query", msg + "ignored): add type: sql, or remove the query")
+    if transform["type"] == "sql" and "params" in transform:
+        msg = "a sql transform takes no params (nothing passes them to the query): write the values into the query"
+        raise check.fail(path, "CONFIG.transform.params", msg)
     if "query" in transform:
         check.string(path, "CONFIG.transform.query", transform["query"])
     if transform["type"] == "sql" and len(outputs) != 1:

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 
 import jinja2
 from jinja2 import meta, nodes
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -112,15 +113,44 @@ def _check_format(text: object, args: object) -> None:
         _size(n, "a format width or precision")
 
 
+def _weight(value: object, limit: int = _MAX_REPEAT) -> int:
+    """The characters of a text, or of a list the weights of its items (each at least 1), everything nested
+    counted (a list holding the same long list a million times is a million long lists once rendered); counted
+    only to just past ``limit``.
+
+    Example:
+        >>> _weight("abc"), _weight([1, "ab", [3, 4], []]), _weight([["x" * 10**6]] * 3) > _MAX_REPEAT
+        (3, 6, True)
+    """
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if not isinstance(value, list | tuple):
+        return 1
+    total = 0
+    for item in value:
+        sized = isinstance(item, str | list | tuple | Mapping)
+        total += max(_weight(item, limit - total), 1) if sized else 1
+        if total > limit:
+            break
+    return total
+
+
 def _joined(sep: object, items: object) -> None:
     if isinstance(items, list | tuple) and isinstance(sep, str):
-        _size(len(sep) * max(len(items) - 1, 0), "a joined text")
+        _size(_weight(items) + len(sep) * max(len(items) - 1, 0), "a joined text")
 
 
 def _replaced(text: object, old: object, new: object) -> None:
     if isinstance(text, str) and isinstance(old, str) and isinstance(new, str):
         hits = len(text) + 1 if old == "" else text.count(old)
         _size(len(text) + hits * max(len(new) - len(old), 0), "a replaced text")
+
+
+def _summed(items: object, start: object) -> None:
+    if isinstance(start, str | list | tuple):  # `sum(start=[])` concatenates the items
+        _size(_weight(start) + _weight(items), "a summed list")
 
 
 def _indented(text: object, width: object) -> None:
@@ -142,6 +172,7 @@ _FILTER_CHECKS: dict[str, Callable[..., None]] = {
     "batch": lambda value, linecount, *_a, **_k: _size(linecount, "a batch size"),
     "slice": lambda value, slices, *_a, **_k: _size(slices, "a number of slices"),
     "tojson": lambda value, indent=None, *_a, **_k: _size(indent, "an indent"),
+    "sum": lambda value, attribute=None, start=0, *_a, **_k: _summed(value, start),
 }
 
 
@@ -171,20 +202,42 @@ _METHOD_CHECKS: dict[str, Callable[..., None]] = {
 }
 
 
+class _CodeGenerator(CodeGenerator):
+    """Jinja's code generator, with ``a ~ b`` joined by the sandbox's checked join (Jinja's own joins at once:
+    ``{% set s = s ~ s %}`` thirty times is a text of 2**30 times the first)."""
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.checked_concat((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
 class _Sandbox(ImmutableSandboxedEnvironment):
     """The sandbox, with no globals (``cycler``, ``lipsum``...: a config needs none) and bounded sizes.
 
-    Whatever takes a size (``*`` and ``%`` on text, ``**``, the filters of :data:`_FILTER_CHECKS`, the str
-    methods of :data:`_METHOD_CHECKS`) is checked before it runs: a one-line template cannot fill the memory.
+    Whatever takes a size (``*``, ``+`` and ``~`` on texts and lists, ``%`` on text, ``**``, the filters of
+    :data:`_FILTER_CHECKS`, the str methods of :data:`_METHOD_CHECKS`) is checked before it runs, lists counted
+    with what they hold (:func:`_weight`): a one-line template cannot fill the memory.
     """
 
-    intercepted_binops = frozenset({"*", "**", "%"})
+    code_generator_class = _CodeGenerator
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
+
+    def checked_concat(self, values: tuple[object, ...]) -> str:
+        """``a ~ b ~ ...``, as Jinja's ``str_join``, once the size of the result is known to be bounded."""
+        parts = [str(v) for v in values]
+        _size(sum(len(p) for p in parts), "a joined text")
+        return "".join(parts)
 
     def call_binop(self, context: Context, operator: str, left: object, right: object) -> object:
         sized = [v for v in (left, right) if isinstance(v, str | list | tuple)]
         counts = [v for v in (left, right) if isinstance(v, int) and not isinstance(v, bool)]
-        if operator == "*" and sized and counts and len(sized[0]) * counts[0] > _MAX_REPEAT:
+        if operator == "*" and sized and counts and _weight(sized[0]) * counts[0] > _MAX_REPEAT:
             raise OverflowError(f"a repetition longer than {_MAX_REPEAT} is refused")
+        if operator == "+" and len(sized) == 2 and _weight(left) + _weight(right) > _MAX_REPEAT:
+            raise OverflowError(f"a text or list longer than {_MAX_REPEAT} is refused")
         if operator == "**" and isinstance(right, int | float) and abs(right) > 64:
             raise OverflowError("an exponent above 64 is refused")
         if operator == "%" and isinstance(left, str):
@@ -370,10 +423,67 @@ def _check_path(text: str, ast: nodes.Template, rendered: str, variables: Mappin
             raise ConfigError(f"a template value put {mark!r} into the URL (its path would end there): refused")
 
 
-def render_value(text: str, variables: Mapping[str, object], where: str, path: bool = False, quote: bool = True) -> str:
+#: What a template variable may not bring into SQL: a quote or backslash ends or escapes a literal, ``;`` starts
+#: another statement, ``--`` and ``/*`` comment the rest out.
+_SQL_ACTIVE = ("'", '"', "`", "\\", ";", "--", "/*", "*/")
+
+
+def sql_problem(value: str) -> str | None:
+    """Why ``value`` (a ``dt``, ``dtf`` or ``mode``) cannot go into a SQL query or expression, or None.
+
+    A business date or a mode never needs a quote: one that holds it is a mistake or an injection
+    (``-dt "2026-12-01' OR '1'='1"`` would read every day).
+
+    Example:
+        >>> sql_problem("2026-12-01"), sql_problem("a;b")
+        (None, "contains ';'")
+        >>> print(sql_problem("x' OR '1'='1"))
+        contains "'"
+    """
+    found = [mark for mark in _SQL_ACTIVE if mark in value]
+    if found:
+        return f"contains {', '.join(repr(m) for m in found)}"
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        return "contains a control character"
+    return None
+
+
+def _check_sql(ast: nodes.Template, variables: Mapping[str, object]) -> None:
+    for name in sorted(meta.find_undeclared_variables(ast) & {"dt", "dtf", "mode"}):
+        value = variables.get(name)
+        problem = sql_problem(value) if isinstance(value, str) else None
+        if isinstance(value, str) and problem:
+            raise ConfigError(
+                f"template variable {name}={value[:60]!r} cannot go into SQL ({problem}): it would change the "
+                "statement the config wrote (a query must be exactly one SELECT, a value only a value in it)"
+            )
+
+
+def _bounded_render(template: jinja2.Template, variables: Mapping[str, object], limit: int) -> str:
+    """``template.render``, piece by piece, stopped once the text passes ``limit`` characters: each piece is
+    bounded, and ``{{ s }}`` written ten thousand times would still be ten thousand of them."""
+    parts, size = [], 0
+    for part in template.generate(**variables):
+        size += len(part)
+        if size > limit:
+            raise OverflowError(f"a rendered value longer than {limit} characters is refused")
+        parts.append(part)
+    return "".join(parts)
+
+
+def render_value(
+    text: str,
+    variables: Mapping[str, object],
+    where: str,
+    path: bool = False,
+    quote: bool = True,
+    sql: bool = False,
+) -> str:
     """Render one string; ``where`` ("config.yaml: CONFIG.inputs.x.path") starts any error.
 
     ``path=True``: the value is a location, so the variables building it are checked (see :func:`path_problem`).
+    ``sql=True``: the value is SQL (a query, an expectation's expression), so the variables in it are checked
+    (see :func:`sql_problem`).
     ``quote=False``: an error does not quote the text, even masked (a value under a secret-looking key).
 
     Example:
@@ -394,7 +504,9 @@ def render_value(text: str, variables: Mapping[str, object], where: str, path: b
             msg = f"{_INTERNALS} ({', '.join(map(repr, reached))})"
             raise ConfigError(msg)
         with _time_limit(RENDER_SECONDS):
-            rendered = _JINJA.from_string(ast).render(**variables)
+            rendered = _bounded_render(_JINJA.from_string(ast), variables, len(text) + _MAX_REPEAT)
+        if sql:
+            _check_sql(ast, variables)
         if path:
             _check_path(text, ast, rendered, variables, env._reads[start:] if isinstance(env, _Env) else [])
         return rendered
@@ -424,6 +536,13 @@ def _is_path(keys: tuple[str | int, ...]) -> bool:
     return len(keys) == 4 and keys[0] == "CONFIG" and keys[1] in ("inputs", "outputs") and keys[3] == "path"
 
 
+def _is_sql(keys: tuple[str | int, ...]) -> bool:
+    # CONFIG.transform.query, and CONFIG.expectations.<target>.expression (a string, or a list of them).
+    if keys == ("CONFIG", "transform", "query"):
+        return True
+    return len(keys) in (4, 5) and keys[:2] == ("CONFIG", "expectations") and keys[3] == "expression"
+
+
 def _is_secret(keys: tuple[str | int, ...]) -> bool:
     # Dataset, expectation and profile names are names, not keys saying what a value is.
     return any(
@@ -447,7 +566,8 @@ def render_tree(doc: dict[str, object], variables: Mapping[str, object], file: s
 def _render(node: object, variables: Mapping[str, object], file: str, keys: tuple[str | int, ...]) -> object:
     if isinstance(node, str):
         where = f"{file}: {_key(keys)}"
-        return render_value(node, variables, where, path=_is_path(keys), quote=not _is_secret(keys))
+        sql = _is_sql(keys)
+        return render_value(node, variables, where, path=_is_path(keys), quote=not _is_secret(keys), sql=sql)
     if isinstance(node, dict):
         return {k: _render(v, variables, file, (*keys, k)) for k, v in node.items()}
     if isinstance(node, list):

@@ -3,7 +3,8 @@
 Refused: a file that is not UTF-8 or is larger than :data:`MAX_BYTES`; a duplicate key; a key that is not a
 string (``1:``, ``null:``, ``on:``, ``[a]:``); a tag other than str, int, float, bool, null, seq and map; more than
 :data:`MAX_ALIASES` aliases, a recursive alias, or a document that expands to more than :data:`MAX_NODES` nodes
-or :data:`MAX_DEPTH` levels. Dates and times stay the strings written (a ``datetime`` is not data a record holds).
+or :data:`MAX_DEPTH` levels; an integer longer than :data:`MAX_INT_CHARS` characters. Dates and times stay the
+strings written (a ``datetime`` is not data a record holds).
 
 Example:
     >>> parse_yaml("a: 1\\nb: [x, 2026-12-01]\\n", "config.yaml")
@@ -29,6 +30,10 @@ MAX_BYTES = 4 * 1024 * 1024
 MAX_ALIASES = 50
 MAX_NODES = 100_000
 MAX_DEPTH = 64
+#: The longest integer a config may write (sign, digits, ``_`` and base prefix counted): a Delta version needs 19
+#: digits. Past 4,300 decimal digits Python refuses to convert an integer to or from text (a ValueError from
+#: inside PyYAML, or from a message quoting the number).
+MAX_INT_CHARS = 100
 
 _TAG = "tag:yaml.org,2002:"
 _DATA_TAGS = {f"{_TAG}{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map")}
@@ -101,6 +106,8 @@ def _check(node: Node, key: str, depth: int, seen: dict[int, tuple[int, int]], a
         return size, height
     if node.tag not in _DATA_TAGS:
         raise _Refused(key, line, f"the YAML tag {node.tag!r} is not plain data: refused")
+    if node.tag == f"{_TAG}int" and isinstance(node, ScalarNode) and len(node.value) > MAX_INT_CHARS:
+        raise _Refused(key, line, f"an integer written with {len(node.value)} characters (at most {MAX_INT_CHARS})")
     children: list[tuple[str, Node]] = []
     if isinstance(node, SequenceNode):
         children = [(_where(key, i), child) for i, child in enumerate(node.value)]
@@ -141,9 +148,23 @@ def _yaml_error(where: str, exc: yaml.YAMLError) -> ConfigError:
     return ConfigError(message + (f"\n{redact_url(snippet)}" if snippet else ""))
 
 
+def _reader_error(where: str, text: str, exc: yaml.reader.ReaderError) -> ConfigError:
+    """A character YAML does not allow (NUL, most other control characters, a lone surrogate), named with its line;
+    PyYAML's own message gives only a position in a string the user never saw."""
+    line = text[: exc.position].count("\n") + 1
+    code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+    msg = f"{where}: not valid YAML: line {line}: the character U+{code:04X} is not allowed in YAML: remove it"
+    return ConfigError(msg)
+
+
 def parse_yaml(text: str, where: str) -> object:
     """The data of one YAML document (``None`` when empty); ``where`` (the file) starts every error."""
-    loader = _Loader(text.removeprefix("\ufeff"))
+    text = text.removeprefix("\ufeff")
+    try:
+        # The reader checks every character as it is built: a NUL byte fails here, not while parsing.
+        loader = _Loader(text)
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(where, text, exc) from None
     try:
         node = loader.get_single_node()
         if node is None:
