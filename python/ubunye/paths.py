@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ubunye.engines.paths import is_hidden, local_path, reserved_part
+from ubunye.engines.paths import home_expanded, is_hidden, local_path, reserved_part
 from ubunye.exceptions import ConfigError, EngineError
 from ubunye.lineage.store import LINEAGE_DIR
 
@@ -57,7 +57,10 @@ def task_folder(usecase_dir: str | Path, usecase: object, package: object, task:
         ubunye.exceptions.ConfigError: task '..' is not a plain folder name (no separator, leading '.' or control ...
     """
     names = [plain_name("usecase", usecase), plain_name("package", package), plain_name("task", task)]
-    root = Path(usecase_dir).expanduser()  # a leading ~ is the home folder, as for run_task's task folder
+    try:  # a leading ~ is the home folder, as for run_task's task folder
+        root = home_expanded(usecase_dir)
+    except ValueError as exc:
+        raise ConfigError(f"usecase folder: {exc}") from None
     folder = root.joinpath(*names)
     if not folder.is_dir():
         msg = f"{folder}: no such task folder (expected <usecase_dir>/<usecase>/<package>/<task>)"

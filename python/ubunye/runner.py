@@ -683,7 +683,12 @@ def task_path(task_dir: object) -> Path:
     if isinstance(task_dir, str) or (isinstance(task_dir, os.PathLike) and isinstance(os.fspath(task_dir), str)):
         text = os.fspath(task_dir)
         if text.strip():
-            return Path(text).expanduser().resolve()
+            from ubunye.engines.paths import home_expanded
+
+            try:
+                return home_expanded(text).resolve()
+            except ValueError as exc:
+                raise ConfigError(f"task_dir: {exc}") from None
     msg = f"task_dir: expected a path (str or os.PathLike) to a task folder, got {type(task_dir).__name__} {task_dir!r}"
     raise ConfigError(msg)
 

@@ -338,3 +338,11 @@ def test_an_overwrite_replaces_partitions_and_hidden_folders(uc: Path) -> None:
     left = sorted(p.name for p in (uc / "data" / "out").iterdir())
     assert left and all(name.endswith(".parquet") for name in left), left
     assert sorted(pd.read_parquet(uc / "data" / "out")["a"]) == [1, 2, 3]
+
+
+def test_a_home_folder_of_no_user_is_a_config_error_from_python(tmp_path: Path) -> None:
+    # Path.expanduser raised RuntimeError("Could not determine home directory"): a traceback, not a named error.
+    with pytest.raises(ConfigError, match=r"task_dir: .*no home folder is known"):
+        run_task("~nosuchuser-ubunye/shop/daily/orders", engine="pandas")
+    with pytest.raises(ConfigError, match=r"usecase folder: .*no home folder is known"):
+        run_pipeline("~nosuchuser-ubunye/uc", "shop", "daily", ["orders"], engine="pandas")

@@ -36,12 +36,12 @@ def home(value: str, option: str) -> str:
     """
     if not value.startswith("~"):
         return value
+    from ubunye.engines.paths import home_expanded
+
     try:
-        return str(Path(value).expanduser())
-    except RuntimeError:  # "Could not determine home directory": ~nosuchuser, or no HOME and no passwd entry
-        user = value[1:].split("/", 1)[0]
-        who = f"user {printable(user)!r}" if user else "this user"
-        raise _refuse(option, f"{printable(value)!r}: no home folder is known for {who}") from None
+        return str(home_expanded(value))
+    except ValueError as exc:  # ~nosuchuser, or no HOME and no passwd entry
+        raise _refuse(option, printable(str(exc))) from None
 
 
 def not_empty(value: str, option: str, instead: str = "") -> str:

@@ -31,6 +31,24 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 KINDS = ("staging", "old", "trash")
 
 
+def home_expanded(path: str | Path) -> Path:
+    """``path`` with a leading ``~`` or ``~user`` made the home folder, as a shell would.
+
+    Raises:
+        ValueError: ``~user`` names no user of this machine (Path.expanduser's RuntimeError, said plainly).
+
+    Example:
+        >>> home_expanded("~/x") == Path.home() / "x", home_expanded("a/~b")
+        (True, PosixPath('a/~b'))
+    """
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:  # "Could not determine home directory": ~nosuchuser, or no HOME and no passwd entry
+        user = str(path).split("/", 1)[0][1:]
+        who = f"user {user[:60]!r} (no such user on this machine)" if user else "this user"
+        raise ValueError(f"{str(path)[:200]!r}: no home folder is known for {who}") from None
+
+
 def is_url(path: str) -> bool:
     """True for ``s3://...``, ``abfss://...``, ``file:///...``: paths that are not resolved locally.
 

@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import unquote, urlsplit
 
+from ubunye.exceptions import HashError
 from ubunye.hashing.delta_files import DeltaFile, DeltaSnapshot, P, SumsCache, read_snapshot
 from ubunye.hashing.delta_numbers import Cached, FileNumbers, Identity, ProfileParts, RowSums
 from ubunye.hashing.digest import FrameHash, check_engine
@@ -111,7 +112,12 @@ def table_location(uri: str) -> str:
     """
     m = _SCHEME.match(uri)
     if m is None:
-        return Path(uri).expanduser().resolve().as_posix()
+        from ubunye.engines.paths import home_expanded
+
+        try:
+            return home_expanded(uri).resolve().as_posix()
+        except ValueError as exc:
+            raise HashError(f"Delta table location: {exc}") from None
     if m.group(1).lower() == "file":
         return Path(unquote(urlsplit(uri).path)).resolve().as_posix()
     return uri.rstrip("/")

@@ -102,7 +102,12 @@ class FileSumsCache:
         self._remote: RemoteFiles | None = None
         self._local: Path | None = None
         if scheme is None:
-            self._local = Path(text).expanduser().resolve()
+            from ubunye.engines.paths import home_expanded
+
+            try:
+                self._local = home_expanded(text).resolve()
+            except ValueError as exc:
+                raise RecordError(f"cached sums location: {exc}") from None
         elif scheme == "file":
             self._local = Path(unquote(urlsplit(text).path)).resolve()
         else:

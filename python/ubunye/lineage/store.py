@@ -610,7 +610,18 @@ def _local_root(records: str) -> Path | None:
             msg = f"records location {printable(records)!r} looks like a URL without '//' "
             msg += f"({head.partition(':')[0]}://...); a local folder named so would be made in the current folder"
             raise RecordError(msg)
-        return Path(records).expanduser().resolve()
+        if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]+:.*", head):
+            # jdbc:..., mailto:..., a mistyped scheme: a URL no store reads, never a folder meant to be made here
+            msg = f"records location {printable(records)!r} looks like a URL ({head.partition(':')[0]}:...) that no "
+            msg += "record store reads; a local folder named so would be made in the current folder (write "
+            msg += f"./{printable(records)[:80]} if that folder is meant)"
+            raise RecordError(msg)
+        from ubunye.engines.paths import home_expanded
+
+        try:
+            return home_expanded(records).resolve()
+        except ValueError as exc:
+            raise RecordError(f"records location: {exc}") from None
     if scheme == "file":
         from ubunye.engines.paths import local_path
         from ubunye.exceptions import EngineError
