@@ -107,14 +107,27 @@ def _f32(x: float) -> float:
 
 
 def _shortest_digits(x: float, bits: int) -> tuple[str, int]:
-    """(digits, e10) with x ~ d.ddd x 10^e10, the fewest digits that round back to x in its width."""
+    """(digits, e10) with x ~ d.ddd x 10^e10: of the decimals with the fewest digits that round back to x in its
+    width, the closest to x (the even one on a tie).
+
+    At each length the correctly rounded decimal is the closest, but when x is a power of two the values rounding
+    to it reach twice as far above it as below, so the correctly rounded decimal can fall outside them while the
+    next one up (or down) of the same length is inside: those neighbours are tried too.
+    """
+    exact = decimal.Decimal(x)
     for prec in range(1, 18):
-        text = f"{x:.{prec - 1}e}"
-        back = float(text) if bits == 64 else _f32(float(text))
-        if back == x:
-            mant, exp = text.split("e")
-            digits = mant.replace(".", "").rstrip("0") or "0"
-            return digits, int(exp)
+        nearest = decimal.Decimal(f"{x:.{prec - 1}e}")
+        unit = decimal.Decimal(1).scaleb(nearest.adjusted() - prec + 1)
+        found = []
+        for c in (nearest, nearest + unit, nearest - unit):
+            t = c.normalize().as_tuple()
+            digits = "".join(map(str, t.digits))
+            back = float(c) if bits == 64 else _f32(float(c))
+            if c > 0 and len(digits) <= prec and back == x:
+                found.append((abs(c - exact), int(digits[-1]) % 2, digits, c.adjusted()))
+        if found:
+            _, _, digits, e10 = min(found)
+            return digits, e10
     raise AssertionError(x)
 
 
