@@ -7,7 +7,8 @@ Each round appends one file (not timed), then times the full hash (the table rea
 engines do without a cache) and ``hash_delta`` with the cache filled by the previous round (it reads the log and
 the one new file). Medians of the rounds; the cache is in a local folder.
 
-Run: python -m benchmarks.delta_incremental [--files N] [--rows-per-file N] [--runs K] [--no-spark] [--no-profiles]
+Run: python -m benchmarks.delta_incremental [--files N] [--rows-per-file N] [--runs K] [--no-spark] [--no-deltalake]
+[--no-profiles]
 """
 
 from __future__ import annotations
@@ -171,18 +172,25 @@ def spark_delete_rows(files: int, rows: int, runs: int) -> list[str]:
 
 
 def delta_section(
-    files: int = 200, rows: int = 10_000, runs: int = 3, spark: bool = True, profiles: bool = True
+    files: int = 200,
+    rows: int = 10_000,
+    runs: int = 3,
+    spark: bool = True,
+    profiles: bool = True,
+    deltalake: bool = True,
 ) -> list[str]:
-    """The Delta section of `make bench`, as Markdown lines (with ``profiles``, the profiled rows too)."""
+    """The Delta section of `make bench`, as Markdown lines (with ``profiles``, the profiled rows too; without
+    ``deltalake`` or ``spark``, that engine's rows are left out)."""
     out = [
         f"### Delta: {files} files x {rows:,} rows, one file appended, median of {runs} rounds",
         "",
         "| engine | full s | incremental s | speed-up | files read |",
         "|---|---:|---:|---:|---:|",
-        *arrow_rows(files, rows, runs),
     ]
-    if profiles:
-        out.extend(arrow_rows(files, rows, runs, profile=True))
+    if deltalake:
+        out.extend(arrow_rows(files, rows, runs))
+        if profiles:
+            out.extend(arrow_rows(files, rows, runs, profile=True))
     if spark:
         out.extend(spark_rows(files, rows, runs))
         if profiles:
@@ -197,9 +205,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows-per-file", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument("--no-deltalake", action="store_true", help="leave out the deltalake (Arrow) rows")
     parser.add_argument("--no-profiles", action="store_true")
     args = parser.parse_args(argv)
-    print("\n".join(delta_section(args.files, args.rows_per_file, args.runs, not args.no_spark, not args.no_profiles)))
+    section = delta_section(
+        args.files, args.rows_per_file, args.runs, not args.no_spark, not args.no_profiles, not args.no_deltalake
+    )
+    print("\n".join(section))
     return 0
 
 

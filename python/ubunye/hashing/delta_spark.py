@@ -27,8 +27,14 @@ costs on Spark:
   Spark's Delta reader is not even opened: opening it at a version its session has not seen replays the log in
   Spark jobs of their own (about a second after another process committed). Whenever the reader is opened (for
   a read of the whole table), its schema string must be the log's, else a ``HashError``;
-- the DataFrame is built from SQL text (``selectExpr``), not Column objects: each ``F.col`` is a dozen py4j round
-  trips, and under load they cost as much as the job;
+- the DataFrame is built from SQL text in few py4j calls, not from Column objects (each ``F.col`` or ``.alias`` is
+  several round trips, ``F.col`` one of them a class lookup through every jar): one Parquet reader, its schema handed
+  over once, for every read; each read's projection (its file, the table's columns in order, partition values as
+  typed literals, text as its UTF-8 bytes: :func:`sql_string`) one ``selectExpr``, so one analysis; the jar's call
+  one ``F.expr``. A read of one file names the file by a constant (its log path), so Spark neither carries a path in
+  every row nor groups rows by one; files read together are told by ``_metadata.file_path``. What an incremental
+  hash costs beyond that is Spark's own per-query work (the Parquet relation, analysis, planning, the one job) and,
+  in a young JVM, the JIT compiling it;
 - a few small files (:data:`ONE_TASK_BYTES` in all) are read in one task, so that the grouping by file needs no
   shuffle: one stage instead of two. Without the jar each Spark partition's sums are added up on the driver,
   never in a shuffle.
@@ -48,8 +54,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -68,7 +76,7 @@ from ubunye.hashing.types import spark_identifier, spark_schema_string
 from ubunye.spark.session import FUNCTION
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
 
     from ubunye.hashing.delta_numbers import FileNumbers
@@ -136,16 +144,54 @@ def _rebuildable(t: DataType) -> bool:
     return isinstance(t, (*simple, T.BooleanType, T.DateType)) or type(t) is T.StringType
 
 
-def _partition_literal(value: object, t: DataType) -> Column:
-    """A partition value (as deltalake parses it) as a Spark literal of type ``t``. A date goes as ISO text: pyspark
-    hands a ``datetime.date`` to the JVM as a java.sql.Date, whose hybrid Julian calendar moves the days before
-    1582-10-15 (1582-10-10 became 1582-10-20: a wrong incremental hash) and refuses years before 1000; a cast of
-    text is proleptic Gregorian, as Spark's dates are since 3.0."""
-    from pyspark.sql import functions as F
+def sql_string(text: str) -> str:
+    """``text`` as a Spark SQL string: its UTF-8 bytes in a binary literal, cast. No quote, backslash or unicode in
+    it can end the literal or be read as an escape, whatever ``spark.sql.parser.escapedStringLiterals`` says.
 
+    Example:
+        >>> sql_string("a'b")
+        "CAST(X'612762' AS STRING)"
+    """
+    return f"CAST(X'{text.encode('utf-8').hex().upper()}' AS STRING)"
+
+
+def _sql_value(value: object) -> str:
+    """A partition value (as deltalake parses it) as Spark SQL of the type ``F.lit`` gives it, exactly: ints as
+    integer literals, floats through their shortest text (NaN and infinities by Java's names), decimals as BigDecimal
+    literals of their own scale. A date goes as ISO text: a ``datetime.date`` handed to the JVM (``F.lit``) becomes a
+    java.sql.Date, whose hybrid Julian calendar moves the days before 1582-10-15 (1582-10-10 became 1582-10-20: a
+    wrong incremental hash) and refuses years before 1000; a cast of text is proleptic Gregorian, as Spark's dates
+    are since 3.0.
+
+    Raises:
+        ValueError: a value with no exact literal (a type deltalake does not give for a partition column read
+            alone, a text that is not UTF-8, a decimal NaN).
+
+    Example:
+        >>> [_sql_value(v) for v in (None, True, -7, -0.0, float("nan"), Decimal("-12.50"), dt.date(999, 6, 15))]
+        ['NULL', 'TRUE', '-7', "CAST('-0.0' AS DOUBLE)", "CAST('NaN' AS DOUBLE)", '-12.50BD', "'0999-06-15'"]
+    """
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = "NaN" if math.isnan(value) else repr(value).replace("inf", "Infinity")
+        return f"CAST('{text}' AS DOUBLE)"
+    if isinstance(value, Decimal) and value.is_finite():
+        return format(value, "f") + "BD"
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return F.lit(value.isoformat()).cast(t)
-    return F.lit(value).cast(t)
+        return f"'{value.isoformat()}'"
+    if isinstance(value, str):
+        return sql_string(value)  # UnicodeEncodeError (a ValueError) for a lone surrogate
+    raise ValueError(f"no Spark SQL literal for the partition value {value!r} ({type(value).__name__})")
+
+
+def _typed_literal(value: object, t: DataType) -> str:
+    """A partition value as Spark SQL of the table's type ``t``: what ``F.lit(value).cast(t)`` gives, in text."""
+    return f"CAST({_sql_value(value)} AS {t.simpleString()})"
 
 
 def _plain(tree: object) -> bool:
@@ -219,6 +265,18 @@ def _file_partials(batches: Iterator[pa.RecordBatch], names: list[str]) -> Itera
     yield pa.RecordBatch.from_pydict(out, schema=schema)
 
 
+def _literal_reason(files: Sequence[DeltaFile], names: Sequence[str]) -> str:
+    """Why a partition value of ``files`` cannot be written as an exact SQL literal (never expected of the values
+    deltalake parses for the types read alone), or ``""``."""
+    for f in files:
+        for name, value in zip(names, f.partition, strict=True):
+            try:
+                _sql_value(value)
+            except ValueError as exc:
+                return f"partition column {name!r} of {f.path}: {exc}"
+    return ""
+
+
 class SparkDeltaFiles:
     """One Delta snapshot as Spark's Delta reader reads it: its schema string, and the numbers of its files
     (``numbers``: rows-v1 sums or profile partials, ``ubunye.hashing.delta_numbers``).
@@ -280,7 +338,7 @@ class SparkDeltaFiles:
         """
         if not wanted:
             return {}, None, ""
-        why = self._table_reason()
+        why = self._table_reason() or _literal_reason(wanted, self._snap.partition_columns)
         got: dict[str, P] = {}
         # A file whose deletion vector is spelt out (its deleted rows as a filter of row indices Spark plans well,
         # the log's row count known to check them by) is read alone with those rows filtered out: what Delta's
@@ -342,7 +400,10 @@ class SparkDeltaFiles:
 
     def _alone_reason(self, alone: Sequence[DeltaFile]) -> str:
         """Why the files in ``alone`` cannot be read alone, or ``""``."""
-        odd = [f.path for f in alone if _SCHEME.match(f.path) or f.path.startswith("/")]
+        # Spark expands glob characters in a path it is given (writers escape them in partition folders: never seen)
+        odd = [
+            f.path for f in alone if _SCHEME.match(f.path) or f.path.startswith("/") or _GLOB.search(unquote(f.path))
+        ]
         if odd or _GLOB.search(self._uri):
             return f"a path Spark would not read as given ({odd[0] if odd else self._uri!r})"
         # one read per partition, and one per file with a deletion vector (its own row filter)
@@ -357,23 +418,21 @@ class SparkDeltaFiles:
     def _read_partitions(self, files: Sequence[DeltaFile], numbers: FileNumbers[P]) -> dict[str, P]:
         """The numbers of every file in the partitions of ``files``, through Spark's Delta reader (so with their
         deletion vectors applied), which reads only the files of those partitions."""
-        from pyspark.sql import functions as F
-
         fields = {f.name: f.dataType for f in self.struct.fields}
         names = self._snap.partition_columns
         wanted = {f.partition for f in files}
+        # One filter in SQL text (one py4j call), each partition's values compared null-safe; a balanced OR keeps the
+        # parser's and planner's recursion shallow however many partitions there are.
         tests = [
-            reduce(
-                lambda a, b: a & b,
-                [
-                    F.col(spark_identifier(n)).eqNullSafe(_partition_literal(v, fields[n]))
-                    for n, v in zip(names, values, strict=True)
-                ],
+            "("
+            + " AND ".join(
+                f"{spark_identifier(n)} <=> {_typed_literal(v, fields[n])}" for n, v in zip(names, values, strict=True)
             )
+            + ")"
             for values in sorted(wanted, key=repr)
         ]
         inside = [f for f in self._snap.files if f.partition in wanted]
-        frame = self.table.where(reduce(lambda a, b: a | b, tests))
+        frame = self.table.where(_any_of(tests))
         per_file, unmatched = self._grouped(self._with_file(frame), inside, numbers)
         if unmatched:
             msg = f"Spark's Delta reader read a file that is not one of the snapshot's ({next(iter(unmatched))})"
@@ -397,29 +456,28 @@ class SparkDeltaFiles:
         if not wanted:
             return {}, ""
         names = self._snap.partition_columns
-        fields = {f.name: f.dataType for f in self.struct.fields}
         data = T.StructType([f for f in self.struct.fields if f.name not in set(names)])
         # Files without a deletion vector are read together per partition; one with, alone, filtered by its own.
         groups: dict[tuple[Any, ...], list[DeltaFile]] = {}
         for f in wanted:
             groups.setdefault((f.partition, f.path if f.deletion_vector is not None else None), []).append(f)
-        # SQL text, not Column objects: py4j round trips (a dozen per F.col) are much of an incremental hash's time.
-        # The data schema's nullability does not matter: Spark's file sources read every given field as nullable.
-        file = spark_identifier(self._file)
-        read_columns = [f"_metadata.file_path AS {file}", *[spark_identifier(f.name) for f in data.fields]]
-        ordered = [file, *[spark_identifier(c) for c in self.columns]]
-        frames = []
+        # Few py4j calls and Dataset operations (each of those an analysis of its plan): one reader, its schema
+        # handed over once, for every read; each read's projection one selectExpr of SQL text (see the module's
+        # docstring). The data schema's nullability does not matter: Spark's file sources read every given field as
+        # nullable.
+        reader = self._spark.read.format("parquet").schema(data)
         root = self._uri.rstrip("/")
+        frames = []
         for (values, _), files in groups.items():
-            read = self._spark.read.schema(data).parquet(*[f"{root}/{unquote(f.path)}" for f in files])
+            paths = [f"{root}/{unquote(f.path)}" for f in files]
+            read = reader.load(paths[0] if len(paths) == 1 else paths)
             if files[0].deleted is not None and files[0].deleted.runs:
                 read = read.where(_kept_rows(files[0].deleted.runs))
-            frame = read.selectExpr(*read_columns)
-            if names:  # the partition values, typed as the table's columns, then the table's column order
-                rebuilt = {n: _partition_literal(v, fields[n]) for n, v in zip(names, values, strict=True)}
-                frame = frame.withColumns(rebuilt).selectExpr(*ordered)
-            frames.append(frame)
-        alone = reduce(lambda a, b: a.unionByName(b), frames)
+            # A read of one file names it itself (its log path, a constant): Spark then neither carries the
+            # file's path in every row nor groups rows by it; several files in one read are told by Spark's own.
+            file = sql_string(files[0].path) if len(files) == 1 else "_metadata.file_path"
+            frames.append(read.selectExpr(*self._projection(file, values)))
+        alone = reduce(lambda a, b: a.union(b), frames)  # by position: every projection lists the columns alike
         if sum(f.size for f in wanted) <= ONE_TASK_BYTES:  # one task: the grouping by file needs no shuffle
             alone = alone.coalesce(1)
         schema = spark_schema_string(T.StructType(alone.schema.fields[1:]))
@@ -437,6 +495,20 @@ class SparkDeltaFiles:
                 said = f"{f.records} less the {deleted} its deletion vector deletes" if deleted else f"{f.records}"
                 return {}, f"{f.path}: {count} rows read alone, the Delta log says {said}"
         return per_file, ""
+
+    def _projection(self, file: str, values: tuple[Any, ...]) -> list[str]:
+        """The SQL of a read's columns: its file (the SQL ``file``), then the table's columns in the table's order,
+        each partition column its value (``values``, in the log's order) typed as the table's column."""
+        fields = {f.name: f.dataType for f in self.struct.fields}
+        rebuilt = dict(zip(self._snap.partition_columns, values, strict=True))
+        return [
+            f"{file} AS {spark_identifier(self._file)}",
+            *[
+                f"{_typed_literal(rebuilt[c], fields[c])} AS {spark_identifier(c)}" if c in rebuilt
+                else spark_identifier(c)
+                for c in self.columns
+            ],
+        ]  # fmt: skip
 
     def read_table(self, numbers: FileNumbers[P]) -> tuple[dict[str, P], P]:
         """The whole table through Spark's Delta reader: the sums of each file that can be told, and the table's.
@@ -462,13 +534,19 @@ class SparkDeltaFiles:
         by_name: dict[str, list[DeltaFile]] = {}
         for f in files:
             by_name.setdefault(unquote(f.path).rsplit("/", 1)[-1], []).append(f)
+        by_path = {f.path: f for f in files}
         per_file: dict[str, P] = {}
         unmatched: dict[str, P] = {}
         for spark_path, sums in found.items():
-            # Spark names the file by its URL-encoded URI, the log by its URL-encoded path under the table: match
-            # the decoded path's tail (file names repeat across partition folders, so the whole relative path).
+            # A file read alone names itself by its log path (relative: never one of Spark's URIs). Spark names a
+            # file by its URL-encoded URI, the log by its URL-encoded path under the table: match the decoded
+            # path's tail (file names repeat across partition folders, so the whole relative path).
             decoded = unquote(spark_path)
-            match = [f for f in by_name.get(decoded.rsplit("/", 1)[-1], []) if decoded.endswith("/" + unquote(f.path))]
+            match = (
+                [by_path[spark_path]]
+                if spark_path in by_path
+                else [f for f in by_name.get(decoded.rsplit("/", 1)[-1], []) if decoded.endswith("/" + unquote(f.path))]
+            )
             if len(match) == 1 and match[0].path not in per_file:
                 per_file[match[0].path] = sums
             else:
@@ -536,9 +614,11 @@ def jvm_file_sums(frame: DataFrame, file: str, columns: list[str], schema: str) 
     from pyspark.sql import functions as F
 
     require_function(frame, FUNCTION)
-    call = FUNCTION + "(" + ", ".join(spark_identifier(c) for c in columns) + ")"
+    # The alias inside the SQL text and the key as the frame's own column: F.col and .alias are several py4j round
+    # trips each, frame[name] one.
+    call = FUNCTION + "(" + ", ".join(spark_identifier(c) for c in columns) + ") AS h"
     out: dict[str, Sums] = {}
-    for row in frame.groupBy(file).agg(F.expr(call).alias("h")).collect():
+    for row in frame.groupBy(frame[spark_identifier(file)]).agg(F.expr(call)).collect():
         h = row["h"]
         n, s1, s2 = add_sums([(int(h["row_count"]), int(h["sum1"]), int(h["sum2"]))])  # unsigned, as cached
         if finish(schema, n, s1, s2, engine="jvm").data_hash != h["data_hash"]:

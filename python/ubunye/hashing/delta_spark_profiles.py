@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ubunye.hashing.jvm import checked_profile_sums, profile_call, require_function
+from ubunye.hashing.delta_spark import sql_string
+from ubunye.hashing.jvm import checked_profile_sums, require_function
 from ubunye.hashing.profile import Profiler, ProfileSums, merge
+from ubunye.hashing.types import spark_identifier
 from ubunye.spark.session import FUNCTIONS
 
 if TYPE_CHECKING:
@@ -42,8 +44,13 @@ def jvm_file_profiles(
 ) -> dict[str, ProfileSums]:
     """The profile partial of every file of ``frame`` (the column ``file``, then ``columns``; ``kinds`` their
     ``(name, type name)`` in code point order, as ``spark_columns`` gives them) by ``ubunye_profile_v1``."""
+    from pyspark.sql import functions as F
+
     require_function(frame, FUNCTIONS[2])
-    rows = frame.groupBy(file).agg(profile_call(key, n, columns).alias("p")).collect()
+    # SQL text, as jvm.profile_call's Columns but in one py4j call (each F.col or F.lit is several)
+    names = ", ".join(spark_identifier(c) for c in columns)
+    call = f"{FUNCTIONS[2]}({int(n)}, array({', '.join(sql_string(k) for k in key or ())}), {names}) AS p"
+    rows = frame.groupBy(frame[spark_identifier(file)]).agg(F.expr(call)).collect()
     return {str(row[file]): checked_profile_sums(row["p"], schema, kinds, key, n) for row in rows}
 
 
