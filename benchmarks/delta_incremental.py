@@ -5,10 +5,11 @@ fingerprints and 256 buckets keyed on ``id``, from per-file partials) against a 
 
 Each round appends one file (not timed), then times the full hash (the table read whole and hashed, as the
 engines do without a cache) and ``hash_delta`` with the cache filled by the previous round (it reads the log and
-the one new file). Medians of the rounds; the cache is in a local folder.
+the one new file). Medians of the rounds, after one untimed round of both; the cache is in a local folder. One
+section per file size (10,000 and 50,000 rows by default: 0.2 and 1 MB, both far below Delta's own target).
 
-Run: python -m benchmarks.delta_incremental [--files N] [--rows-per-file N] [--runs K] [--no-spark] [--no-deltalake]
-[--no-profiles]
+Run: python -m benchmarks.delta_incremental [--files N] [--rows-per-file N [N ...]] [--runs K] [--no-spark]
+[--no-deltalake] [--no-profiles]
 """
 
 from __future__ import annotations
@@ -51,16 +52,19 @@ def _rounds(
     runs: int, append: Callable[[int], None], full: Callable[[], Any], incremental: Callable[[], Any]
 ) -> list[str]:
     full_s, inc_s, read = [], [], []
-    for i in range(runs):
+    # Round 0 is a warm-up of both paths alike (JIT, Python workers, the first read of one file), not timed: a
+    # warm-up of the full hash alone would time the incremental one cold in its first round.
+    for i in range(runs + 1):
         append(i)
-        t, h = _timed(incremental)
-        inc_s.append(t)
-        read.append(h.files_read)
-        t, reference = _timed(full)
-        full_s.append(t)
+        t_inc, h = _timed(incremental)
+        t_full, reference = _timed(full)
         got = h.profile if h.profile is not None else h.hash
         if got != reference or h.hash_mode != "incremental":  # a bench of a wrong hash measures nothing
             raise RuntimeError(f"incremental {h} differs from the full one {reference}")
+        if i > 0:
+            inc_s.append(t_inc)
+            full_s.append(t_full)
+            read.append(h.files_read)
     f, n = statistics.median(full_s), statistics.median(inc_s)
     return [f"| {f:.3f} | {n:.3f} | {f / n:.0f}x | {max(read)} |"]
 
@@ -124,7 +128,6 @@ def spark_rows(files: int, rows: int, runs: int, profile: bool = False) -> list[
         table = spark.read.format("delta").load(path)
         return profile_spark(table, engine=engine, **PROFILE) if profile else hash_spark(table, engine=engine)
 
-    full()  # warm-up: JIT, Python workers
     line = _rounds(
         runs,
         lambda i: frame(rows, (files + i) * rows).coalesce(1).write.format("delta").mode("append").save(path),
@@ -160,7 +163,6 @@ def spark_delete_rows(files: int, rows: int, runs: int) -> list[str]:
     def full() -> Any:
         return hash_spark(spark.read.format("delta").load(path), engine=engine)
 
-    full()  # warm-up
     line = _rounds(
         runs,
         lambda i: spark.sql(f"DELETE FROM delta.`{path}` WHERE id IN ({1000 + 7 * i}, {5000 + 7 * i}, {9000 + 7 * i})"),
@@ -178,11 +180,13 @@ def delta_section(
     spark: bool = True,
     profiles: bool = True,
     deltalake: bool = True,
+    deletes: bool = True,
 ) -> list[str]:
     """The Delta section of `make bench`, as Markdown lines (with ``profiles``, the profiled rows too; without
     ``deltalake`` or ``spark``, that engine's rows are left out)."""
     out = [
-        f"### Delta: {files} files x {rows:,} rows, one file appended, median of {runs} rounds",
+        f"### Delta: {files} files x {rows:,} rows, one file appended, median of {runs} rounds (after one untimed "
+        "round of both)",
         "",
         "| engine | full s | incremental s | speed-up | files read |",
         "|---|---:|---:|---:|---:|",
@@ -195,23 +199,35 @@ def delta_section(
         out.extend(spark_rows(files, rows, runs))
         if profiles:
             out.extend(spark_rows(files, rows, runs, profile=True))
-        out.extend(spark_delete_rows(files, rows, runs))
+        if deletes:
+            out.extend(spark_delete_rows(files, rows, runs))
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=200)
-    parser.add_argument("--rows-per-file", type=int, default=10_000)
+    parser.add_argument(
+        "--rows-per-file", type=int, nargs="+", default=[10_000, 50_000],
+        help="one section per size; the profiled and DELETE rows in the first only",
+    )  # fmt: skip
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--no-deltalake", action="store_true", help="leave out the deltalake (Arrow) rows")
     parser.add_argument("--no-profiles", action="store_true")
     args = parser.parse_args(argv)
-    section = delta_section(
-        args.files, args.rows_per_file, args.runs, not args.no_spark, not args.no_profiles, not args.no_deltalake
-    )
-    print("\n".join(section))
+    for n, rows in enumerate(args.rows_per_file):
+        first = n == 0
+        section = delta_section(
+            args.files,
+            rows,
+            args.runs,
+            spark=not args.no_spark,
+            profiles=first and not args.no_profiles,
+            deltalake=not args.no_deltalake,
+            deletes=first,
+        )
+        print(("" if first else "\n") + "\n".join(section), flush=True)
     return 0
 
 

@@ -218,6 +218,10 @@ def check_schemes(config: TaskConfig) -> None:
 def check_template_vars(**values: object) -> None:
     """dt, dtf and mode are strings (or omitted) of at most 255 characters: they become folder names.
 
+    Not empty (it would render as "" where the config's ``default(...)`` was meant to apply: leave the variable
+    out, None, for that) and UTF-8 text (``os.fsdecode`` keeps an undecodable byte as a lone surrogate, which no
+    record can hold), as the command line checks them.
+
     Example:
         >>> check_template_vars(dt=5)
         Traceback (most recent call last):
@@ -232,6 +236,14 @@ def check_template_vars(**values: object) -> None:
             raise ConfigError(msg)
         if len(value) > 255:
             msg = f"template variable {key} is {len(value)} characters long; at most 255 (it may name a folder)"
+            raise ConfigError(msg)
+        if value == "":
+            msg = f"template variable {key} is empty: give a value, or None for the config's default"
+            raise ConfigError(msg)
+        bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+        if bad is not None:
+            msg = f"template variable {key} holds the lone surrogate U+{ord(bad):04X}, which is not text a record "
+            msg += "can hold"
             raise ConfigError(msg)
 
 

@@ -855,6 +855,12 @@ def run_pipeline(
     if "monitors" in kwargs:  # a list once, not a generator each task would find used up after the first
         kwargs["monitors"] = _check_monitors(kwargs["monitors"])
     folders = [task_folder(usecase_dir, usecase, package, task) for task in tasks]
+    # Resolved: a symlinked task, or a name in other case on a case-insensitive disk, is the same task.
+    seen = [f.resolve() for f in folders]
+    twice = next((task for n, (task, f) in enumerate(zip(tasks, seen, strict=True)) if f in seen[:n]), None)
+    if twice is not None:  # its second run would overwrite its first run's outputs, reading the same inputs
+        msg = f"run_pipeline: task {printable(str(twice))!r} is named twice in {list(map(str, tasks))!r}; name it once"
+        raise UbunyeError(msg)
     check_template_vars(dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))
     engines: dict[str, Engine[Any]] = {}
     results = []

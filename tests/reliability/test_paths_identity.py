@@ -118,7 +118,7 @@ def test_two_outputs_on_one_location_are_refused(uc: Path) -> None:
 def test_a_template_variable_cannot_climb_out(uc: Path) -> None:
     task_dir = output_task(uc, "data/out/{{ dt }}")
     before = snapshot(uc)
-    for dt in ("../..", "../../..", "", "a/b", "x\ny"):
+    for dt in ("../..", "../../..", "a/b", "x\ny"):  # "" is refused wherever it is used (below)
         with pytest.raises(ConfigError) as err:
             run_task(task_dir, dt=dt, engine="pandas", lineage=True)
         assert str(err.value).startswith(str(task_dir / "config.yaml")), (dt, str(err.value))
@@ -170,6 +170,18 @@ def test_every_task_is_checked_before_the_first_runs(uc: Path) -> None:
     before = snapshot(uc)
     with pytest.raises(ConfigError, match="no such task folder"):
         run_pipeline(uc, "shop", "daily", ["other", "missing"], engine="pandas", lineage=True)
+    assert snapshot(uc) == before
+
+
+def test_a_task_named_twice_is_refused_before_any_runs(uc: Path) -> None:
+    # Its second run would overwrite the first one's outputs (the CLI's `-t other -t other` ran it twice).
+    os.symlink(uc / "shop" / "daily" / "other", uc / "shop" / "daily" / "alias")
+    before = snapshot(uc)
+    for tasks in (["other", "other"], ["other", "alias"]):
+        with pytest.raises(UbunyeError, match=r"task '(other|alias)' is named twice in \[.*\]; name it once"):
+            run_pipeline(uc, "shop", "daily", tasks, engine="pandas", lineage=True)
+    result = CliRunner().invoke(app, ["run", "-d", str(uc), "-u", "shop", "-p", "daily", "-t", "other", "-t", "other"])
+    assert result.exit_code != 0 and "is named twice" in result.stderr, result.output
     assert snapshot(uc) == before
 
 
@@ -231,6 +243,13 @@ def test_a_path_that_is_a_connection_string_is_refused_without_echoing_it(uc: Pa
         ({"dtf": ["a"]}, "template variable dtf must be a string, got list"),
         ({"mode": b"prod"}, "template variable mode must be a string, got bytes"),
         ({"dt": "x" * 5000}, "template variable dt is 5000 characters long; at most 255 (it may name a folder)"),
+        # The command line refuses these two already (tests/cli); from Python they rendered "" in place of the
+        # config's default, and a lone surrogate failed the run only when its record could not be written.
+        ({"dt": ""}, "template variable dt is empty: give a value, or None for the config's default"),
+        (
+            {"mode": "p\udcffx"},
+            "template variable mode holds the lone surrogate U+DCFF, which is not text a record can hold",
+        ),
     ],
 )
 def test_template_variables_are_checked_before_anything_runs(uc: Path, kwargs: dict, says: str) -> None:
