@@ -62,6 +62,18 @@ def test_list_filters(uc):
     assert ids("-u", "shop", "-p", "daily", "-t", "durations") == [RUNS["durations-b"], RUNS["durations-a"]]
 
 
+def test_a_filter_matching_no_task_names_the_tasks_that_have_runs(uc):
+    # A typo in -t listed nothing and said "no runs under <store>", as if the store were empty.
+    result = invoke("lineage", "list", "-d", uc, "-t", "revenu")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stdout.split())
+    assert said.startswith(f"no runs of */*/revenu under {uc / '.ubunye' / 'lineage'}; runs are recorded for: "), said
+    assert "shop/daily/revenue" in said and "shop/daily/durations" in said
+    result = invoke("lineage", "list", "-d", uc, "-t", "revenue", "--status", "interrupted")
+    assert "no runs of */*/revenue under" in " ".join(result.stdout.split()) and "matching the filters" in result.stdout
+    assert json.loads(invoke("lineage", "list", "-d", uc, "-t", "revenu", "--json").stdout) == []
+
+
 def test_since_compares_instants_not_strings(uc):
     # the v1 record started at 2026-11-30T02:00:00+00:00; every other run on 2026-12-02
     def ids(since):

@@ -206,6 +206,19 @@ def _with_state(data: dict[str, Any], state: str) -> dict[str, Any]:
     return out
 
 
+def _no_runs(root: str, wanted: tuple[str | None, ...], known: list[tuple[str, str, str]], entries: bool) -> str:
+    """Why nothing is listed: an empty store, filters that match runs none of which pass --status/--since, or
+    -u/-p/-t naming no task with records (a typo lists nothing): then the tasks that have them."""
+    where = "/".join(x or "*" for x in wanted)
+    if entries:
+        return printable(f"no runs of {where} under {root} matching the filters")
+    if not any(wanted) or not known:
+        return printable(f"no runs under {root}")
+    names = ["/".join(k) for k in known]
+    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+    return printable(f"no runs of {where} under {root}; runs are recorded for: {', '.join(names[:10])}{more}")
+
+
 @command("list")
 @domain_errors
 def list_runs(
@@ -237,8 +250,9 @@ def list_runs(
     shown: list[tuple[StoredRecord, str]] = []
     problems = []
     entries = False
-    with store.frozen():  # one listing of the store serves the short ids and the runs shown
+    with store.frozen():  # one listing of the store serves the short ids, the runs shown and the tasks named
         short = short_ids(store.run_ids())  # from the listing alone: no record is read for it
+        known = store.tasks()
         for e in store.newest(usecase, package, task):
             entries = True
             if limit and len(shown) >= limit and store.remote:  # the keys sort by time: read no more than shown
@@ -262,7 +276,7 @@ def list_runs(
         return
     out = console(markup=False)
     if not rows:
-        out.print(f"no runs under {printable(str(store.root))}" + (" matching the filters" if entries else ""))
+        out.print(_no_runs(str(store.root), (usecase, package, task), known, entries))
         return
     under = store.usecase_dir if not store.remote and store.usecase_dir is not None else store.root
     t = Table(title=f"runs under {printable(str(under))}, newest first", title_justify="left")

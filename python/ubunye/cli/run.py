@@ -12,8 +12,17 @@ from ubunye.cli.errors import domain_errors
 UsecaseDir = Annotated[str, typer.Option("-d", "--usecase-dir", help="Folder holding <usecase>/<package>/<task>.")]
 Usecase = Annotated[str, typer.Option("-u", "--usecase", help="Usecase folder name.")]
 Package = Annotated[str, typer.Option("-p", "--package", help="Package folder name.")]
-Tasks = Annotated[list[str], typer.Option("-t", "--task", help="Task to run; repeat for several (run in order).")]
-Dt = Annotated[str | None, typer.Option("-dt", "--dt", help="Template variable dt (e.g. the business date).")]
+Tasks = Annotated[
+    list[str], typer.Option("-t", "--task", help="Task to run; repeat for several (run in order, each once).")
+]
+Dt = Annotated[
+    str | None,
+    typer.Option(
+        "-dt",
+        "--dt",
+        help="Template variable dt (e.g. the business date); not empty: leave it out for the config's default.",
+    ),
+]
 Dtf = Annotated[str | None, typer.Option("-dtf", "--dtf", help="Template variable dtf.")]
 Mode = Annotated[str | None, typer.Option("-m", "--mode", help="Template variable mode; selects ENGINE.profiles.")]
 Engine = Annotated[str | None, typer.Option("--engine", help="spark, pandas or polars (default: ENGINE.backend).")]

@@ -337,6 +337,10 @@ class RecordStore:
         """The run ids of the store (filtered by identity), from the listing alone: nothing is read."""
         return sorted(c.run_id for c in self._candidates(usecase, package, task))
 
+    def tasks(self) -> list[tuple[str, str, str]]:
+        """The (usecase, package, task) of every task with records, from the listing alone: nothing is read."""
+        return sorted({c.identity for c in self._candidates(None, None, None)})
+
     def records(
         self, usecase: str | None = None, package: str | None = None, task: str | None = None
     ) -> list[RunRecord]:
