@@ -36,6 +36,19 @@ def _without_views(t: pa.DataType) -> pa.DataType:
     return t
 
 
+def without_views(arr: pa.Array) -> pa.Array:
+    """``arr`` with its ``string_view``/``binary_view`` values, at any depth, cast to ``large_string``/
+    ``large_binary``: the same values (bytes included, valid UTF-8 or not), in types Arrow's ``take`` has kernels for
+    (pyarrow 26 has none for the views).
+
+    Example:
+        >>> without_views(pa.array(["a"], pa.string_view())).type
+        DataType(large_string)
+    """
+    plain = _without_views(arr.type)
+    return arr if plain == arr.type else arr.cast(plain, safe=False)
+
+
 def decode_dictionary(arr: pa.DictionaryArray, path: str) -> pa.Array:
     """The values a dictionary array stands for, row by row (nulls where the index is null).
 
@@ -74,3 +87,57 @@ def decode_column(column: pa.ChunkedArray, path: str) -> pa.ChunkedArray:
     values_type = _without_views(column.type.value_type)
     chunks = [decode_dictionary(chunk, path) for chunk in column.chunks]
     return pa.chunked_array([c.cast(values_type) if c.type != values_type else c for c in chunks], values_type)
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    """``t`` with every dictionary, at any depth, replaced by its values' type (views made large, as above)."""
+    if pa.types.is_dictionary(t):
+        return _plain(_without_views(t.value_type))
+    if pa.types.is_list(t):
+        return pa.list_(pa.field(t.value_field.name, _plain(t.value_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(pa.field(t.value_field.name, _plain(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(pa.field(t.value_field.name, _plain(t.value_type)), t.list_size)
+    if pa.types.is_map(t):
+        return pa.map_(_plain(t.key_type), _plain(t.item_type))
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_plain(t.field(i).type)) for i in range(t.num_fields)])
+    return t
+
+
+def _null_entry(arr: pa.Array) -> bool:
+    """Whether a dictionary at any depth of ``arr`` holds a null value (``dictionary_encode(null_encoding="encode")``
+    makes one). Reads no data, only the arrays' null counts."""
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        return bool(arr.dictionary.null_count) or _null_entry(arr.dictionary)
+    if pa.types.is_struct(t):
+        return any(_null_entry(arr.field(i)) for i in range(t.num_fields))
+    if isinstance(arr, pa.ListArray | pa.LargeListArray | pa.FixedSizeListArray | pa.MapArray):
+        return _null_entry(arr.values)
+    return False
+
+
+def joinable(table: pa.Table) -> pa.Table:
+    """``table`` with the columns Arrow cannot join into one batch decoded: several chunks whose dictionaries hold a
+    null value ("Cannot yet unify dictionaries with nulls", also between chunks sharing one dictionary that holds a
+    NaN, which is not equal to itself). A dictionary is hashed as its values (docs/rows-v1.md section 7), so this
+    changes no line; any other table is returned as it is.
+
+    Example:
+        >>> import pyarrow.compute as pc
+        >>> a = pc.dictionary_encode(pa.array(["a", None]), null_encoding="encode")
+        >>> b = pc.dictionary_encode(pa.array(["b", None]), null_encoding="encode")
+        >>> joinable(pa.table({"c": pa.chunked_array([a, b])})).combine_chunks().column("c").to_pylist()
+        ['a', None, 'b', None]
+    """
+    for i, column in enumerate(table.columns):
+        if column.num_chunks > 1 and any(_null_entry(chunk) for chunk in column.chunks):
+            plain = _plain(column.type)
+            try:
+                decoded = column.cast(plain, safe=False)
+            except pa.ArrowException:  # no cast for this nesting (a list view): left for Arrow's own error
+                continue
+            table = table.set_column(i, table.field(i).with_type(plain), decoded)
+    return table

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ubunye.exceptions import HashError
-from ubunye.hashing.dictionaries import decode_dictionary
+from ubunye.hashing.dictionaries import decode_dictionary, without_views
 from ubunye.hashing.numbers import format_decimals, format_floats
 from ubunye.hashing.temporal import Writer, date_writer, format_dates, format_timestamps, timestamp_writer
 from ubunye.hashing.text import as_text, escaped, json_string, json_strings
@@ -128,13 +128,35 @@ def _views_as_list(arr: pa.Array) -> pa.LargeListArray:
 
     Not ``arr.cast(large_list)``: pyarrow 26 casts ``[[1, 2], [3], [4, 5, 6]]`` to ``[[1, 2], [3], []]`` and
     scrambles views that are out of order, which would hash other values without a word. A view's offset and size
-    say which child values it holds, in any order and overlapping; a null slot's size is not read.
+    say which child values it holds, in any order and overlapping; a null slot's size is not read. Views of
+    strings or binaries are taken as large ones: Arrow has no ``take`` for ``string_view``/``binary_view``.
     """
     sizes = np.where(arr.is_valid().to_numpy(zero_copy_only=False), arr.sizes.to_numpy(zero_copy_only=False), 0)
     starts = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
     bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
     taken = np.repeat(starts - bounds[:-1], sizes) + np.arange(bounds[-1], dtype=np.int64)
-    child = arr.values.take(pa.array(taken, pa.int64()))
+    child = without_views(arr.values).take(pa.array(taken, pa.int64()))
+    return pa.LargeListArray.from_arrays(pa.array(bounds, pa.int64()), child, mask=arr.is_null())
+
+
+def _visible(arr: pa.Array) -> pa.Array:
+    """A non-empty list or map array whose null slots cover no child values: Arrow lets a null slot cover any (its
+    offsets need not be equal), and what they hold is no value of the table (sections 3 and 6). Never read, it can
+    neither be refused (a null map key, nanoseconds, a date64 that is not a midnight) nor hashed. The array itself
+    when no null slot covers anything (the usual case: nothing is copied)."""
+    if not arr.null_count:
+        return arr
+    offsets = arr.offsets.to_numpy()
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    sizes = np.diff(offsets)
+    if not sizes[~valid].any():
+        return arr
+    sizes = np.where(valid, sizes, 0).astype(np.int64)
+    bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+    taken = np.repeat(offsets[:-1].astype(np.int64) - bounds[:-1], sizes) + np.arange(bounds[-1], dtype=np.int64)
+    child = without_views(arr.values).take(pa.array(taken, pa.int64()))
+    if pa.types.is_map(arr.type):
+        return pa.MapArray.from_arrays(pa.array(bounds, pa.int32()), child.field(0), child.field(1), mask=arr.is_null())
     return pa.LargeListArray.from_arrays(pa.array(bounds, pa.int64()), child, mask=arr.is_null())
 
 
@@ -142,9 +164,10 @@ def _list(arr: pa.Array, path: str) -> pa.Array:
     if len(arr) == 0:
         return pa.array([], pa.string())  # never read the offsets of an empty array (see _referenced)
     if is_list_view(arr.type):
-        arr = _views_as_list(arr)
+        arr = _views_as_list(arr)  # null slots read as empty
     elif pa.types.is_fixed_size_list(arr.type):
         arr = arr.cast(pa.large_list(arr.type.value_type))
+    arr = _visible(arr)
     offsets, start, stop = _referenced(arr)
     child = encode_array(arr.values.slice(start, stop - start), path + "[]").fill_null("null")
     builder = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
@@ -178,6 +201,7 @@ def _key_text(keys: pa.Array, path: str) -> pa.Array:
 def _map(arr: pa.MapArray, path: str) -> pa.Array:
     if len(arr) == 0:
         return pa.array([], pa.string())  # never read the offsets of an empty array (see _referenced)
+    arr = _visible(arr)
     offsets, start, stop = _referenced(arr)
     entries = arr.values.slice(start, stop - start)
     keys, items = _decoded(entries.field(0), path + "{key}"), entries.field(1)
@@ -198,7 +222,10 @@ def _map(arr: pa.MapArray, path: str) -> pa.Array:
 def _struct(arr: pa.StructArray, path: str) -> pa.Array:
     t = arr.type
     names = [t.field(i).name for i in range(t.num_fields)]
-    values = [encode_array(arr.field(i), f"{path}.{names[i]}") for i in range(t.num_fields)]
+    # A null struct's fields may hold anything (Arrow leaves them unspecified): no value of the table, so they are
+    # made null with it (flatten) rather than encoded, where a value rows-v1 refuses would refuse the whole table.
+    fields = arr.flatten() if arr.null_count else [arr.field(i) for i in range(t.num_fields)]
+    values = [encode_array(fields[i], f"{path}.{names[i]}") for i in range(t.num_fields)]
     obj = join_object(names, values, len(arr))
     return pc.if_else(arr.is_valid(), obj, pa.nulls(len(arr), pa.string()))
 

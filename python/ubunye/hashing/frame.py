@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal, TypeGuard
 import pyarrow as pa
 
 from ubunye.exceptions import HashError
+from ubunye.hashing.dictionaries import joinable
 from ubunye.hashing.digest import FrameHash, add_sums, finish, sum_lines
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.pieces import pieces
@@ -61,7 +62,12 @@ def _is_polars_lazy(frame: object) -> bool:
 
 def to_arrow(frame: object) -> pa.Table:
     """The Arrow table rows-v1 hashes for pandas, an Arrow Table/RecordBatch, an Arrow stream (a polars LazyFrame is
-    collected first), or a port frame."""
+    collected first), or a port frame. Columns whose chunks Arrow cannot join into one batch (dictionaries holding
+    a null value) come decoded (``dictionaries.joinable``)."""
+    return joinable(_to_arrow(frame))
+
+
+def _to_arrow(frame: object) -> pa.Table:
     if isinstance(frame, pa.Table):
         return frame
     if isinstance(frame, pa.RecordBatch):
