@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -239,6 +240,29 @@ def test_installed_entry_point(uc):
     bad = subprocess.run([str(UBUNYE), "lineage", "show", "1999", "-d", str(uc)], capture_output=True, text=True,
                          timeout=120, check=False)  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["lineage", "compare", "latest~3", "latest~2", "-t", "revenue"],  # same data: exit 0 when read whole
+        ["lineage", "list"],
+        ["lineage", "show", "latest", "-t", "revenue"],
+        ["lineage", "compare", "latest~3", "latest~2", "-t", "revenue", "--json"],
+    ],
+)
+def test_output_whose_reader_went_away_exits_141_not_1(uc, command):
+    # `compare ... | head -1` exited 1 (rich's answer to a closed pipe), the status of "data changed": a CI gate
+    # reading it through a pipe was told the data changed. The read end is closed before the command writes.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([str(UBUNYE), *command, "-d", str(uc)], stdout=write_end, stderr=subprocess.PIPE,
+                              text=True, timeout=120, check=False)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
 
 
 # --- a store that cannot be listed, or a records URL with no path --------------------------------------------------

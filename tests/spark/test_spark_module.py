@@ -109,6 +109,29 @@ def test_each_line_gets_its_own_jar(folders: tuple[Path, Path]) -> None:
     assert us.jar_path().name == us.installed_target().jar_name  # by default: the installed pyspark's
 
 
+def test_the_command_line_takes_a_quoted_pair_and_refuses_what_is_no_version(
+    folders: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `python -m ubunye.spark "$v"` with v="3.5 2.13" printed the 2.12 jar, and 3.5.x or a third word passed too.
+    from ubunye.spark.__main__ import main
+
+    for name in (JAR_35, JAR_35_213):
+        _fake_jar(folders[0] / name)
+    for argv, jar in ((["3.5", "2.13"], JAR_35_213), (["3.5 2.13"], JAR_35_213), (["3.5.0-databricks"], JAR_35)):
+        assert main(argv) == 0
+        assert capsys.readouterr().out.strip() == str(folders[0] / jar)
+    for argv, says in (
+        (["3.5.x"], "'3.5.x' is not a Spark version"),
+        (["3.5", "2.13", "extra"], "expected a Spark version and, optionally, a Scala version"),
+        (["3.5", "latest"], "'latest' is not a Scala version"),
+        (["--jar"], "'--jar' is not a Spark version"),
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr()
+        assert err.out == "" and err.err.startswith(says) and "usage: python -m ubunye.spark" in err.err
+    assert main(["--help"]) == 0 and capsys.readouterr().out.startswith("usage: python -m ubunye.spark")
+
+
 def test_no_jar_names_the_jar_and_the_folders(folders: tuple[Path, Path]) -> None:
     _fake_jar(folders[0] / JAR_41)
     with pytest.raises(JarNotFoundError) as err:

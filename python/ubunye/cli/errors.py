@@ -11,6 +11,8 @@ Example:
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import warnings
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
@@ -25,6 +27,9 @@ R = TypeVar("R")
 
 #: Exit code of a domain error (bad config, failed run, unreadable record...).
 DOMAIN_ERROR = 2
+#: Exit code when the reader of the output went away (``ubunye lineage compare ... | head -1``): 128 + SIGPIPE, as a
+#: shell reports a program killed by it. Click's own answer is 1, which compare and diff use for "data changed".
+BROKEN_PIPE = 141
 
 
 _STATE = {"debug": False}
@@ -73,12 +78,18 @@ install_warning_mask()
 
 
 def domain_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Decorate a command: an UbunyeError prints ``error: <message>`` on stderr and exits 2."""
+    """Decorate a command: an UbunyeError prints ``error: <message>`` on stderr and exits 2; output the reader
+    closed exits 141 (:data:`BROKEN_PIPE`), not an exit status the command gives a meaning."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            # What is left in stdout's buffer would fail again when Python flushes it at exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(BROKEN_PIPE) from None
         except UbunyeError as exc:
             if is_debug():
                 raise

@@ -30,6 +30,15 @@ STATE_STYLE = {"success": "green", "failed": "red", "interrupted": "red", "unrea
 Piece = str | Text | tuple[str, str]
 
 
+class _Console(Console):
+    """A rich Console whose reader going away is a ``BrokenPipeError`` for the command to exit with 141
+    (``errors.BROKEN_PIPE``): rich's own answer is exit status 1, which compare and diff give a meaning."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def console(markup: bool = True) -> Console:
     """A console on the current stdout; wide when stdout is not a terminal, so piped output is not cut.
 
@@ -37,9 +46,9 @@ def console(markup: bool = True) -> Console:
     string literally: styles then come from :class:`~rich.text.Text` only. With markup on (``ubunye hash``),
     data must go through ``rich.markup.escape``.
     """
-    out = Console(file=sys.stdout, highlight=False, markup=markup, emoji=False)
+    out = _Console(file=sys.stdout, highlight=False, markup=markup, emoji=False)
     if not out.is_terminal:
-        out = Console(
+        out = _Console(
             file=sys.stdout, width=max(out.width, 200), no_color=True, highlight=False, markup=markup, emoji=False
         )
     return out

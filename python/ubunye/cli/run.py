@@ -8,6 +8,7 @@ import typer
 
 from ubunye.cli import args
 from ubunye.cli.errors import domain_errors
+from ubunye.lineage.record import printable
 
 UsecaseDir = Annotated[str, typer.Option("-d", "--usecase-dir", help="Folder holding <usecase>/<package>/<task>.")]
 Usecase = Annotated[str, typer.Option("-u", "--usecase", help="Usecase folder name.")]
@@ -56,7 +57,6 @@ def run(
     <usecase_dir>/.ubunye/lineage)."""
     from ubunye.config.model import BACKENDS
     from ubunye.context import RunOptions
-    from ubunye.lineage.record import printable
     from ubunye.runner import run_pipeline
 
     if engine is not None and engine not in BACKENDS:
@@ -64,6 +64,9 @@ def run(
     if lineage is False and records is not None:  # one of the two would be ignored without a word
         msg = "--no-lineage writes no record: leave out --records, or --no-lineage"
         raise typer.BadParameter(msg, param_hint="--records")
+    twice = next((t for n, t in enumerate(tasks) if t in tasks[:n]), None)
+    if twice is not None:  # its second run would overwrite the first one's outputs (run_pipeline refuses it too)
+        raise typer.BadParameter(f"task {printable(twice)!r} is named twice; name each task once", param_hint="-t")
     for option, value in (("-dt", dt), ("-dtf", dtf), ("-m", mode)):
         args.template_value(value, option)
     options = RunOptions.resolve(lineage=lineage, records=args.records(records))
