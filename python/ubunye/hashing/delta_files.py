@@ -157,8 +157,10 @@ class FileSums:
     """Per-file rows-v1 sums of one Delta table as one reader reads it: what a cache keeps between runs.
 
     Sums of a file are only valid for the same table (``table_id``), the same reader (``"deltalake"`` or
-    ``"spark"``: the two may type a column differently) and the same schema string; ``files`` maps a file's log
-    path to its identity (:attr:`DeltaFile.identity`) and sums.
+    ``"spark"``: the two may type a column differently), the same schema string and the same ``read`` (what
+    else decides the values the reader gives, beside the schema string: on Spark a column-mapped table's mapping,
+    CHAR columns and the session's padding of them: ``SparkDeltaFiles.read_setup``; ``""`` when nothing does);
+    ``files`` maps a file's log path to its identity (:attr:`DeltaFile.identity`) and sums.
 
     Example:
         >>> files = {"p.parquet": ((10, 5, None), (2, 7, 9))}
@@ -173,6 +175,7 @@ class FileSums:
     schema: str
     version: int
     files: Mapping[str, tuple[tuple[int, int, str | None], Sums]]
+    read: str = ""
 
     def reusable(self, file: DeltaFile) -> Sums | None:
         """The cached sums of ``file`` when its identity is the one they were computed for, else None."""
@@ -186,8 +189,8 @@ class FileProfiles:
 
     A file's partial holds its rows-v1 sums, its column sums, null and NaN counts and its buckets, all counts and
     sums, so the table's profile is their :func:`~ubunye.hashing.profile.merge`. Partials are only valid for the
-    same table, reader, schema string, ``key`` (sorted, or None) and ``buckets`` (0 for none): rows fall in other
-    buckets under another key or count.
+    same table, reader, schema string, ``read`` (as for :class:`FileSums`), ``key`` (sorted, or None) and
+    ``buckets`` (0 for none): rows fall in other buckets under another key or count.
 
     Example:
         >>> from ubunye.hashing.profile import empty_sums
@@ -206,6 +209,7 @@ class FileProfiles:
     key: tuple[str, ...] | None
     buckets: int
     files: Mapping[str, tuple[tuple[int, int, str | None], ProfileSums]]
+    read: str = ""
 
     def reusable(self, file: DeltaFile) -> ProfileSums | None:
         """The cached partial of ``file`` when its identity is the one it was computed for, else None."""
@@ -401,9 +405,16 @@ _READ_CHARS, _WRITE_CHARS = "%", "%[]"
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def check_deltalake_path(path: str, what: str, *, write: bool = False) -> None:
+#: What deltalake reads in a URL otherwise than Spark's Hadoop paths do: it decodes ``%`` escapes and ends the path
+#: at ``?`` or ``#`` (``file:///d/a%20b`` is the folder ``a b`` to it, ``a%20b`` to Spark; ``file:///d/a#b`` is
+#: ``a`` to it, ``a#b`` to Spark), so the log it reads would be another table's than the files Spark reads.
+_HADOOP_URL_CHARS = "%?#"
+
+
+def check_deltalake_path(path: str, what: str, *, write: bool = False, hadoop: bool = False) -> None:
     """Raise EngineError naming ``what`` when deltalake would read or write (``write``) another place than the
-    local ``path``, or panic on it; a URL passes (its ``%`` escapes are the URL's own).
+    local ``path``, or panic on it; a URL passes (its ``%`` escapes are the URL's own), unless ``hadoop`` (its log
+    read for Spark, which reads the URL's characters as they are: :data:`_HADOOP_URL_CHARS`).
 
     Example:
         >>> check_deltalake_path("/data/orders", "input 'orders'")
@@ -414,6 +425,14 @@ def check_deltalake_path(path: str, what: str, *, write: bool = False) -> None:
     from ubunye.exceptions import EngineError
 
     if _URL.match(path):
+        odd = [c for c in _HADOOP_URL_CHARS if c in path] if hadoop else []
+        if odd:
+            msg = (
+                f"{what}: the URL {path} holds {' '.join(repr(c) for c in odd)}, which deltalake reads as URL syntax "
+                "(it decodes '%' escapes, and '?' or '#' end the path) and Spark as the characters they are: the "
+                "Delta log deltalake would read is not the one of the files Spark reads"
+            )
+            raise EngineError(msg)
         return
     found = [c for c in (_WRITE_CHARS if write else _READ_CHARS) if c in path]
     if not found:

@@ -153,12 +153,21 @@ def _rows_agree(rows: int, f: DeltaFile) -> bool:
 
 
 def _split(
-    numbers: FileNumbers[P], snap: DeltaSnapshot, schema: str, cached: Cached[P] | None, why: str
+    numbers: FileNumbers[P], snap: DeltaSnapshot, schema: tuple[str, str], cached: Cached[P] | None, why: str
 ) -> tuple[dict[str, P], str]:
-    """The files whose cached numbers can be used, and why none can when that is so."""
+    """The files whose cached numbers can be used, and why none can when that is so (``schema``: the schema
+    string and what else decides the reader's values, as ``FileSums.schema`` and ``FileSums.read``)."""
     noun = numbers.noun
-    if cached is not None and cached.schema != schema:
-        return {}, f"the table's schema changed since its {noun} were cached (was {cached.schema}, now {schema})"
+    text, read = schema
+    if cached is not None and cached.schema != text:
+        return {}, f"the table's schema changed since its {noun} were cached (was {cached.schema}, now {text})"
+    if cached is not None and cached.read != read:
+        # e.g. columns renamed under column mapping (the schema string alike, each name now another column's
+        # values), a CHAR column made a STRING, the session's CHAR padding turned off: the same files, other rows
+        return {}, (
+            f"the table is read otherwise than when its {noun} were cached (was {cached.read or 'plain'}, now "
+            f"{read or 'plain'})"
+        )
     reused: dict[str, P] = {}
     if cached is not None:
         for f in snap.files:
@@ -176,14 +185,15 @@ def _save(
     numbers: FileNumbers[P],
     cache: SumsCache | None,
     cached: Cached[P] | None,
-    where: tuple[str, DeltaSnapshot, str, str],
+    where: tuple[str, DeltaSnapshot, str, str, str],
     files: dict[str, tuple[Identity, P]],
 ) -> None:
-    location, snap, reader, schema = where
-    if cache is None or (cached is not None and cached.schema == schema and dict(cached.files) == files):
+    location, snap, reader, schema, read = where
+    same = cached is not None and (cached.schema, cached.read) == (schema, read) and dict(cached.files) == files
+    if cache is None or same:
         return
     try:
-        numbers.save(cache, location, snap.table_id, reader, schema, snap.version, files)
+        numbers.save(cache, location, snap.table_id, reader, schema, snap.version, files, read)
     except Exception as exc:  # the hash is right either way; the next one just reads more
         log.warning("Delta table %s: could not keep the per-file %s: %s", location, numbers.noun, exc)
 
@@ -227,15 +237,15 @@ def _run(
     numbers: FileNumbers[P],
     source: tuple[ds.Dataset | None, SparkDeltaFiles | None],
     cache: SumsCache | None,
-    where: tuple[str, DeltaSnapshot, str, str],
+    where: tuple[str, DeltaSnapshot, str, str, str],
     chosen: str,
 ) -> DeltaHash:
     """The hash (and profile) of the snapshot from the files of ``source`` (deltalake's dataset, or Spark's
     reader), cached numbers of ``numbers``' kind reused where they hold; ``where`` is (location, snapshot, reader,
-    schema string)."""
-    location, snap, reader, schema = where
+    schema string, what else decides the reader's values)."""
+    location, snap, reader, schema, setup = where
     cached, why = _cached(numbers, cache, location, reader, snap)
-    reused, why = _split(numbers, snap, schema, cached, why)
+    reused, why = _split(numbers, snap, (schema, setup), cached, why)
     dataset, files = source
     if files is not None:
         per_file, total, reused, read, why = _on_spark(numbers, files, snap, reused, why)
@@ -290,7 +300,8 @@ def hash_delta(
         ValueError: ``engine`` is not one of ``"arrow"``, ``"jvm"``, None, or ``"jvm"`` without Spark.
         EngineError: without Spark, deltalake failed on a pyarrow older than it declares (pyarrow >= 21), or the
             table uses column mapping (which deltalake's Arrow reader does not apply); a local path deltalake would
-            take for another (``%``).
+            take for another (``%``); with Spark, a URL deltalake would take for another place than Spark does
+            (``%``, ``?``, ``#``).
         deltalake's errors: the table cannot be opened at that version, or (without Spark) deltalake's Arrow
             reader cannot read it, exactly as ``to_pyarrow_table()`` would fail.
     """
@@ -302,7 +313,8 @@ def hash_delta(
     from ubunye.hashing.delta_files import check_deltalake_path
 
     location = table_location(table_uri)
-    check_deltalake_path(table_uri, f"Delta table at {location}")  # its log is read by deltalake on Spark too
+    # its log is read by deltalake on Spark too, and must be the log of the files Spark reads
+    check_deltalake_path(table_uri, f"Delta table at {location}", hadoop=spark is not None)
     table = DeltaTable(table_uri, version=version, storage_options=storage_options)
     snap = read_snapshot(table, deletion_vectors=spark is not None)
     source: tuple[ds.Dataset | None, SparkDeltaFiles | None]
@@ -312,15 +324,15 @@ def hash_delta(
 
         dataset = arrow_dataset(table)
         schema, chosen, reader, names = schema_string(dataset.schema), "arrow", "deltalake", dataset.schema.names
-        columns, source = _arrow_columns(dataset.schema), (dataset, None)
+        columns, source, setup = _arrow_columns(dataset.schema), (dataset, None), ""
     else:
         from ubunye.hashing.delta_spark import SparkDeltaFiles
         from ubunye.hashing.types import spark_columns
 
         files = SparkDeltaFiles(spark, table_uri, snap, engine)
         schema, chosen, reader, names = files.schema, files.engine, "spark", files.columns
-        columns, source = spark_columns(files.struct), (None, files)
-    where = (location, snap, reader, schema)
+        columns, source, setup = spark_columns(files.struct), (None, files), files.read_setup
+    where = (location, snap, reader, schema, setup)
     if not profile:
         return _run(RowSums(schema), source, cache, where, chosen)
     chosen_key, n = check_profile_options(names, key, buckets)  # a ProfileOptionError names it, before any read

@@ -48,6 +48,9 @@ class Cached(Protocol[P_co]):
     def schema(self) -> str: ...
 
     @property
+    def read(self) -> str: ...
+
+    @property
     def files(self) -> Mapping[str, tuple[Identity, P_co]]: ...
 
     def reusable(self, file: DeltaFile) -> P_co | None: ...
@@ -79,9 +82,9 @@ class FileNumbers(Protocol[P]):
 
     def save(
         self, cache: SumsCache, table: str, table_id: str, reader: str, schema: str, version: int,
-        files: dict[str, tuple[Identity, P]],
+        files: dict[str, tuple[Identity, P]], read: str,
     ) -> None:  # fmt: skip
-        """Keep ``files`` in ``cache`` as this kind's numbers of the table."""
+        """Keep ``files`` in ``cache`` as this kind's numbers of the table (``read``: as ``FileSums.read``)."""
 
     def missing(self) -> str:
         """Why nothing is reused when the cache holds nothing of this kind for the table."""
@@ -117,9 +120,9 @@ class RowSums:
 
     def save(
         self, cache: SumsCache, table: str, table_id: str, reader: str, schema: str, version: int,
-        files: dict[str, tuple[Identity, Sums]],
+        files: dict[str, tuple[Identity, Sums]], read: str,
     ) -> None:  # fmt: skip
-        cache.save(FileSums(table, table_id, reader, schema, version, files))
+        cache.save(FileSums(table, table_id, reader, schema, version, files, read))
 
     def missing(self) -> str:
         return "no sums of this table are cached yet"
@@ -187,9 +190,9 @@ class ProfileParts:
 
     def save(
         self, cache: SumsCache, table: str, table_id: str, reader: str, schema: str, version: int,
-        files: dict[str, tuple[Identity, ProfileSums]],
+        files: dict[str, tuple[Identity, ProfileSums]], read: str,
     ) -> None:  # fmt: skip
-        cache.save_profiles(FileProfiles(table, table_id, reader, schema, version, self.key, self.buckets, files))
+        cache.save_profiles(FileProfiles(table, table_id, reader, schema, version, self.key, self.buckets, files, read))
 
     def describe(self) -> str:
         """The key and bucket count, as reasons show them."""

@@ -53,6 +53,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import re
@@ -130,6 +131,12 @@ _PLAIN_TYPES = frozenset(
     }
 )
 _DECIMAL = re.compile(r"^decimal\(\s*\d+\s*,\s*\d+\s*\)$")
+#: The field metadata Spark keeps a CHAR(n) or VARCHAR(n) column's declared type in (the column is a string).
+_CHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
+#: The session settings that decide whether Spark pads a CHAR(n) column's values on read.
+_CHAR_CONFS = ("spark.sql.readSideCharPadding", "spark.sql.legacy.charVarcharAsString")
+#: Field metadata (keys starting so) that maps a column-mapped table's logical columns to its files' columns.
+_MAPPING_KEYS = ("delta.columnMapping.", "parquet.field.")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _GLOB = re.compile(r"[{}\[\]*?\\]")  # Spark expands these in a path it is given
 _HALVES = ("n", "s1_hi", "s1_lo", "s2_hi", "s2_lo")
@@ -243,6 +250,50 @@ def log_struct(schema_json: str) -> StructType | None:
         return None
 
 
+def _mapping(tree: object, path: tuple[str, ...] = ()) -> list[Any]:
+    """Every field of a Delta log schema (its JSON, parsed), nested ones too, with its column mapping metadata
+    (physical name, id, nested ids): what tells which column of a Parquet file each logical column reads."""
+    out: list[Any] = []
+    if not isinstance(tree, dict):
+        return out
+    kind = tree.get("type")
+    if kind == "struct":
+        for f in tree.get("fields") or ():
+            if not isinstance(f, dict):
+                continue
+            name = (*path, str(f.get("name")))
+            meta = f.get("metadata")
+            meta = meta if isinstance(meta, dict) else {}
+            kept = sorted([k, json.dumps(v, sort_keys=True)] for k, v in meta.items() if k.startswith(_MAPPING_KEYS))
+            out.append([list(name), kept])
+            out.extend(_mapping(f.get("type"), name))
+    elif kind == "array":
+        out.extend(_mapping(tree.get("elementType"), (*path, "element")))
+    elif kind == "map":
+        out.extend(_mapping(tree.get("keyType"), (*path, "key")))
+        out.extend(_mapping(tree.get("valueType"), (*path, "value")))
+    return out
+
+
+def mapping_digest(schema_json: str) -> str:
+    """A digest of a column-mapped table's mapping of logical to physical columns (:func:`_mapping`): a column
+    renamed, dropped or added under column mapping changes it, though the rows-v1 schema string may stay the same
+    (two columns of one type swapping names; one dropped and another of its name and type added).
+
+    Example:
+        >>> f = '{"name":"a","type":"long","nullable":true,"metadata":{"delta.columnMapping.physicalName":"col-%s"}}'
+        >>> one, two = (mapping_digest('{"type":"struct","fields":[%s]}' % (f % i)) for i in (1, 2))
+        >>> one == two, one.startswith("sha256:")
+        (False, True)
+    """
+    try:
+        tree = json.loads(schema_json)
+    except ValueError:
+        tree = schema_json  # not JSON: the text itself
+    text = json.dumps(_mapping(tree) if isinstance(tree, dict) else [str(tree)], sort_keys=True)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def _file_partials(batches: Iterator[pa.RecordBatch], names: list[str]) -> Iterator[pa.RecordBatch]:
     """Each file's row count and sums over one Spark partition (column 0 the file, then the table's columns)."""
     acc: dict[str, Sums] = {}
@@ -302,8 +353,38 @@ class SparkDeltaFiles:
         self.columns = list(struct.names)
         self.schema = spark_schema_string(struct)  # a column rows-v1 cannot hash fails here, named
         self.engine = session_engine(spark, engine)
+        #: What decides the values the reader gives beside the schema string (``FileSums.read``), ``""`` when
+        #: nothing does: cached numbers made under another are not this table's rows as read now.
+        self.read_setup = self._read_setup()
         lower = {c.lower() for c in self.columns}
         self._file = next(n for n in (f"_ubunye_file{i}" for i in range(len(lower) + 1)) if n not in lower)
+
+    def _conf(self, key: str) -> str:
+        try:
+            return str(self._spark.conf.get(key))
+        except Exception:  # not a setting this Spark knows: not set
+            return "unset"
+
+    def _read_setup(self) -> str:
+        """What beside the schema string decides the values Spark's Delta reader gives this table's files: the
+        column mapping (a rename or a drop and re-add under it may keep the schema string and change the column
+        a name reads), CHAR and VARCHAR columns with the session settings that pad CHAR values on read (ALTER
+        COLUMN c TYPE STRING, or the padding turned off, keeps the schema string and drops the padding), and the
+        table features not known to leave a file's rows alone. ``""`` when none applies (a plain table)."""
+        snap = self._snap
+        parts = []
+        mode = str(snap.configuration.get("delta.columnMapping.mode", "none"))
+        if mode.lower() != "none":
+            parts.append(f"column mapping {mode} {mapping_digest(snap.schema_json)}")
+        fields = self.struct.fields
+        chars = [f"{spark_identifier(f.name)} {f.metadata[_CHAR_KEY]}" for f in fields if _CHAR_KEY in f.metadata]
+        if chars:
+            confs = ", ".join(f"{k}={self._conf(k)}" for k in _CHAR_CONFS)
+            parts.append(f"CHAR/VARCHAR columns {', '.join(chars)} ({confs})")
+        unknown = sorted(snap.features - SAFE_FEATURES)
+        if unknown:
+            parts.append(f"table features {', '.join(unknown)}")
+        return "; ".join(parts)
 
     def _open(self) -> DataFrame:
         return self._spark.read.format("delta").option("versionAsOf", self._snap.version).load(self._uri)
@@ -392,10 +473,17 @@ class SparkDeltaFiles:
                 "its files are told from null ones by Spark's Delta reader only"
             )
         fields = {f.name: f.dataType for f in self.struct.fields}
+        declared = {f.name: str(f.metadata.get(_CHAR_KEY, "")) for f in self.struct.fields}
         for name in snap.partition_columns:
             if name not in fields or not _rebuildable(fields[name]):
                 shown = fields[name].simpleString() if name in fields else "missing from the schema"
                 return f"partition column {name!r} ({shown}): its values are rebuilt by Spark's Delta reader only"
+            if declared[name].lower().startswith("char"):
+                # The log holds a CHAR partition value as written (unpadded); Spark's Delta reader pads it on read.
+                return (
+                    f"partition column {name!r} ({declared[name]}): Spark's Delta reader pads its values, which are "
+                    "rebuilt by it only"
+                )
         return ""
 
     def _alone_reason(self, alone: Sequence[DeltaFile]) -> str:

@@ -171,6 +171,8 @@ def _gzipped(
         "buckets": profiles.buckets,
         **rest,
     }
+    if profiles.read:  # as in the sums' document: only when something beside the schema decides the values
+        body["read"] = profiles.read
     body["checksum"] = checksum(body)
     text = json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     # Sums are random bits: harder compression gains nothing on them and costs a second per few MB.
@@ -248,14 +250,16 @@ def parse_profiles(
             if hashlib.sha256(part).hexdigest() + _PART_SUFFIX != name:  # named by its digest: any change shows
                 raise RecordError(f"{part_shown}: corrupt cached profiles (its bytes are not the ones named)")
             inner = _checked(part, part_shown, _PART_FORMAT, table, reader, key, buckets)
-            same = all(inner.get(f) == body.get(f) for f in ("table_id", "schema", "columns"))
+            same = all(inner.get(f) == body.get(f) for f in ("table_id", "schema", "columns", "read"))
             held = inner.get("files")
             if not same or inner.get("part") != i or inner.get("parts") != len(refs) or not isinstance(held, list):
                 raise RecordError(f"{part_shown}: corrupt cached profiles (not part {i} of {len(refs)} of {shown})")
             if len(held) != count:
                 raise RecordError(f"{part_shown}: corrupt cached profiles ({len(held)} files, {count} listed)")
             _add_entries(entries, held, part_shown, body, key, buckets)
-    return FileProfiles(table, body["table_id"], reader, body["schema"], version, key, buckets, entries)
+    return FileProfiles(
+        table, body["table_id"], reader, body["schema"], version, key, buckets, entries, body.get("read", "")
+    )
 
 
 def _checked(
@@ -275,6 +279,8 @@ def _checked(
     for name in ("table_id", "schema"):
         if not isinstance(body.get(name), str):
             raise RecordError(f"{shown}: corrupt cached profiles ({name}: expected a string)")
+    if not isinstance(body.get("read", ""), str):
+        raise RecordError(f"{shown}: corrupt cached profiles (read: expected a string)")
     if _columns(body.get("columns")) is None:
         raise RecordError(f"{shown}: corrupt cached profiles (columns: name and type pairs, version, files)")
     return body

@@ -365,6 +365,8 @@ def _document(sums: FileSums) -> bytes:
         "version": sums.version,
         "files": files,
     }
+    if sums.read:  # kept only when something beside the schema decides the reader's values (older documents: "")
+        body["read"] = sums.read
     body["checksum"] = checksum(body)
     return gzip.compress(json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii"), mtime=0)
 
@@ -418,6 +420,9 @@ def _parse(data: bytes, shown: str, table: str, reader: str) -> FileSums:
     for name in ("table_id", "schema"):
         if not isinstance(body.get(name), str):
             raise RecordError(f"{shown}: corrupt cached sums ({name}: expected a string)")
+    read = body.get("read", "")
+    if not isinstance(read, str):
+        raise RecordError(f"{shown}: corrupt cached sums (read: expected a string)")
     version = body.get("version")
     files = body.get("files")
     if not isinstance(version, int) or isinstance(version, bool) or not isinstance(files, list):
@@ -428,7 +433,7 @@ def _parse(data: bytes, shown: str, table: str, reader: str) -> FileSums:
         if parsed is None or parsed[0] in entries:
             raise RecordError(f"{shown}: corrupt cached sums (files[{i}] is malformed or repeated)")
         entries[parsed[0]] = parsed[1]
-    return FileSums(table, body["table_id"], reader, body["schema"], version, entries)
+    return FileSums(table, body["table_id"], reader, body["schema"], version, entries, read)
 
 
 def _entry(entry: object) -> tuple[str, tuple[tuple[int, int, str | None], tuple[int, int, int]]] | None:
