@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
+
 from tests.lineage.fixtures import record
 from ubunye.lineage.compare import PackageMove, compare_datasets, compare_records
 from ubunye.lineage.record import DatasetRecord, RunRecord
@@ -87,11 +89,32 @@ def test_dataset_rules():
 
 
 def test_an_added_output_is_a_change_and_no_outputs_is_unknown():
-    base = RunRecord(run_id="a", usecase="u", package="p", task="t")
+    base = RunRecord(run_id="a", usecase="u", package="p", task="t", status="success")
     extra = replace(base, run_id="b", outputs=[DatasetRecord("new", data_hash="sha256:1", hash_method="rows-v1")])
     c = compare_records(base, extra)
     assert c.summary.startswith("data changed: output new (added)") and c.exit_code == 1
     assert compare_records(base, replace(base, run_id="c")).verdict == "unknown"
+
+
+@pytest.mark.parametrize("state", ["interrupted", "failed", "running"])
+def test_a_dataset_missing_from_a_run_that_did_not_finish_is_unknown_not_removed(state):
+    # A run killed before its first checkpoint records no datasets: compare said "output o (removed)", a change.
+    done = RunRecord(run_id="a", usecase="u", package="p", task="t", status="success",
+                     outputs=[DatasetRecord("o", data_hash="sha256:1", hash_method="rows-v1")],
+                     inputs=[DatasetRecord("i", data_hash="sha256:2", hash_method="rows-v1")])  # fmt: skip
+    cut = replace(done, run_id="b", status="running", outputs=[], inputs=[])
+    c = compare_records(done, cut, states=("success", state))
+    assert [(d.name, d.data) for d in (*c.outputs, *c.inputs)] == [("o", "unknown"), ("i", "unknown")]
+    assert c.summary.startswith(
+        f"data unknown: output o (not in run B's record: the run {state} before it was recorded)"
+    ), c.summary
+    assert c.exit_code == 1
+    back = compare_records(cut, done, states=(state, "success"))
+    assert [d.data for d in back.outputs] == ["unknown"] and "run A's record" in back.summary
+    # A finished run without a dataset the other has: that is a change
+    assert compare_records(done, replace(cut, status="success"), states=("success", "success")).outputs[0].data == (
+        "removed"
+    )
 
 
 def test_to_dict_is_json():

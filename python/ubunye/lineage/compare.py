@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ubunye.lineage.profiles import BucketChanges, ColumnChanges, compare_buckets, compare_columns, packed_buckets
@@ -227,6 +227,10 @@ class Comparison:
         }
 
 
+#: The reason of a dataset missing from a run that did not finish (it may have ended before recording it).
+_UNRECORDED = "not in run "
+
+
 def _why(d: DatasetDiff) -> str:
     if d.data == CHANGED:
         detail = d.detail()
@@ -236,7 +240,8 @@ def _why(d: DatasetDiff) -> str:
     if d.data == NOT_COMPARABLE:
         return f" ({d.reason})"
     if d.data == UNKNOWN:
-        return f" ({d.reason})" if d.hash_a and d.hash_b and d.reason else " (no data hash)"
+        unrecorded = d.reason is not None and d.reason.startswith(_UNRECORDED)
+        return f" ({d.reason})" if d.reason and (unrecorded or (d.hash_a and d.hash_b)) else " (no data hash)"
     return ""
 
 
@@ -358,7 +363,11 @@ def _mapping(value: object) -> dict[str, Any]:
 
 
 def _pairs(
-    side: str, a: list[DatasetRecord], b: list[DatasetRecord], paths: tuple[str | None, str | None]
+    side: str,
+    a: list[DatasetRecord],
+    b: list[DatasetRecord],
+    paths: tuple[str | None, str | None],
+    states: tuple[str, str] = ("success", "success"),
 ) -> list[DatasetDiff]:
     at_a, at_b = {d.name: i for i, d in enumerate(a)}, {d.name: i for i, d in enumerate(b)}
     names = list(at_a) + [n for n in at_b if n not in at_a]
@@ -366,8 +375,15 @@ def _pairs(
     def pair(n: str) -> DatasetDiff:
         i, j = at_a.get(n), at_b.get(n)
         fields = (f"{side}s[{i}].buckets", f"{side}s[{j}].buckets")
-        return compare_datasets(side, None if i is None else a[i], None if j is None else b[j], fields=fields,
+        diff = compare_datasets(side, None if i is None else a[i], None if j is None else b[j], fields=fields,
                                 paths=paths)  # fmt: skip
+        # A run that did not finish may end before it records a dataset (killed before its first checkpoint, failed
+        # while reading): its absence says nothing of the data, so not "added" or "removed", which count as change.
+        for label, missing, state in (("A", i is None, states[0]), ("B", j is None, states[1])):
+            if missing and state != "success":
+                why = f"{_UNRECORDED}{label}'s record: the run {state} before it was recorded"
+                return replace(diff, data=UNKNOWN, reason=why)
+        return diff
 
     return [pair(n) for n in names]
 
@@ -459,8 +475,8 @@ def compare_records(a: RunRecord, b: RunRecord, states: tuple[str, str] | None =
     return Comparison(
         run_a=a.run_id,
         run_b=b.run_id,
-        outputs=_pairs("output", a.outputs, b.outputs, paths),
-        inputs=_pairs("input", a.inputs, b.inputs, paths),
+        outputs=_pairs("output", a.outputs, b.outputs, paths, (state_a, state_b)),
+        inputs=_pairs("input", a.inputs, b.inputs, paths, (state_a, state_b)),
         status=_field("status", state_a, state_b),
         code=_field("code_hash", a.code_hash, b.code_hash),
         config=config,
