@@ -13,7 +13,7 @@ JARS := $(foreach l,$(JAR_LINES),python/ubunye/jars/ubunye-$(l)-$(VERSION).jar)
 SCALA_SRC := $(shell find jvm/src/main -type f 2>/dev/null) build.sbt project/build.properties project/SparkLine.scala
 SBT := bash tools/sbt
 
-.PHONY: help setup jar jvm-test lint quick pytest pandas2 floors spark-lines test demo bench clean
+.PHONY: help setup jar jvm-test lint quick pytest pandas2 floors spark-lines dbr-stacks test demo bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -109,6 +109,29 @@ spark-lines: jar $(foreach v,$(SPARK_LINES),.venv-spark-$(v)/.installed) ## Conf
 	@for v in $(SPARK_LINES); do \
 	  echo "--- pyspark $$v"; \
 	  UBUNYE_SPARK_LINE_TIER=1 .venv-spark-$$v/bin/pytest -q -p no:cacheprovider tests/lines || exit 1; \
+	done
+
+# --- optional, not in `make test`: the Databricks LTS stacks ------------------------------------------------------
+# The Spark-lines tier on the Spark and the numpy / pandas / pyarrow each LTS runtime ships (its release notes): 15.4
+# (Spark 3.5.0), 16.4 (3.5.2), 17.3 (4.0.0). On this Python (3.11; 16.4 and 17.3 run 3.12); Databricks' Spark is
+# a fork, and Delta there is built in (here delta-spark from Maven Central). The pins are passed again with the
+# package, so pip refuses rather than upgrades them. About 10 minutes a stack on 2 cores. One: make dbr-stacks DBR_STACKS=15.4
+DBR_STACKS ?= 15.4 16.4 17.3
+.venv-dbr-15.4/.installed: DBR_PINS := "pyspark==3.5.0" "numpy==1.23.5" "pandas==1.5.3" "pyarrow==14.0.1"
+.venv-dbr-16.4/.installed: DBR_PINS := "pyspark==3.5.2" "numpy==1.26.4" "pandas==1.5.3" "pyarrow==15.0.2"
+.venv-dbr-17.3/.installed: DBR_PINS := "pyspark==4.0.0" "numpy==2.1.3" "pandas==2.2.3" "pyarrow==19.0.1"
+
+.venv-dbr-%/.installed: python/pyproject.toml
+	test -n '$(DBR_PINS)' || { echo "no pins for Databricks $* LTS (known: 15.4 16.4 17.3)"; exit 1; }
+	test -x .venv-dbr-$*/bin/python || $(PYTHON) -m venv .venv-dbr-$*
+	.venv-dbr-$*/bin/pip install -q $(DBR_PINS) "pytest==9.2.0"
+	.venv-dbr-$*/bin/pip install -q -e python $(DBR_PINS)
+	touch $@
+
+dbr-stacks: jar $(foreach s,$(DBR_STACKS),.venv-dbr-$(s)/.installed) ## Optional (not in make test): Spark-lines tier on the Databricks 15.4/16.4/17.3 LTS stacks
+	@for s in $(DBR_STACKS); do \
+	  echo "--- Databricks $$s LTS stack: $$(.venv-dbr-$$s/bin/python -c 'import pyspark, numpy, pandas, pyarrow; print("pyspark", pyspark.__version__, "numpy", numpy.__version__, "pandas", pandas.__version__, "pyarrow", pyarrow.__version__)')"; \
+	  UBUNYE_SPARK_LINE_TIER=1 .venv-dbr-$$s/bin/pytest -q -p no:cacheprovider tests/lines || exit 1; \
 	done
 
 test: setup jar jvm-test lint pytest pandas2 floors spark-lines ## Everything CI runs: setup, jar, JVM tests, lint, pytest, pandas 2, floors, Spark lines

@@ -69,3 +69,19 @@ def test_incremental_delta_equals_the_delta_readers_hash(spark: Any, tmp_path: A
         ("update", "incremental", True),
         ("append", "incremental", True),
     ], modes
+
+
+def test_delta_sql_runs_with_the_delta_jars_configure_delta_picks_for_this_release(spark: Any, tmp_path: Any) -> None:
+    # Once Delta's extension is in a session every statement goes through its parser: on pyspark 3.5.0 (Databricks
+    # 15.4 LTS's Spark) Delta 3.3's failed them all, even SELECT 1 (NoClassDefFoundError: SupportsNonDeterministic-
+    # Expression, a Spark 3.5.3 class); configure_delta now picks the Delta a pip install would put beside it.
+    from ubunye.engines.spark_engine import delta_package
+
+    _delta(spark)
+    assert spark.sql("SELECT 1 AS one").first()[0] == 1, delta_package()
+    path = str(tmp_path / "t")
+    spark.sql(f"CREATE TABLE delta.`{path}` (id BIGINT, s STRING) USING delta")
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES (1, 'a'), (2, NULL)")
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 1")
+    assert [tuple(r) for r in spark.sql(f"SELECT id, s FROM delta.`{path}`").collect()] == [(2, None)]
+    assert spark.sql(f"DESCRIBE HISTORY delta.`{path}`").count() == 3

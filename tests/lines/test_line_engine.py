@@ -153,3 +153,42 @@ def test_the_spark_engines_append_checks_on_this_line(spark: Any, tmp_path: Path
     with pytest.raises(EngineError, match=r"cannot append to .*column 'n' is int32 in the output .* but float64"):
         engine.write(spark.createDataFrame([(1.5, "x", "2024-01-03")], "n double, s string, dt string"), io, tmp_path)
     assert engine.read(io, tmp_path).count() == 2
+
+
+def test_from_pandas_takes_nanosecond_timestamps_at_any_depth(spark: Any) -> None:
+    # pandas before 3 (Databricks 15.4 and 16.4 LTS run 1.5.3) parses datetimes to nanoseconds, and pyarrow gives a
+    # pandas Timestamp for each: pyspark 3.5's createDataFrame refused it (CANNOT_ACCEPT_OBJECT_IN_TYPE, its type
+    # check is exact). Spelled out as datetime64[ns] here, so pandas 3 (which parses to microseconds) meets it too.
+    ns, ns_utc = pa.timestamp("ns"), pa.timestamp("ns", tz="UTC")
+    naive = [dt.datetime(2024, 3, 10, 12, 30, 45, 123456), None, dt.datetime(1900, 1, 1, 0, 0, 0, 1)]
+    aware = [dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.UTC), None, None]
+    frame = pd.DataFrame({
+        "ts": pd.Series(naive, dtype="datetime64[ns]"),
+        "tz": pd.Series(aware, dtype="datetime64[ns, UTC]"),
+    })  # fmt: skip
+    frame["lst"] = pd.arrays.ArrowExtensionArray(pa.array([[naive[0], None], None, []], pa.list_(ns)))
+    st_type = pa.struct([("at", ns_utc), ("n", pa.int64())])
+    st = pa.array([{"at": aware[0], "n": 1}, {"at": None, "n": 2}, None], st_type)
+    frame["st"] = pd.arrays.ArrowExtensionArray(st)
+    engine = get_engine("spark", spark=spark)
+    want = hash_frame(frame)
+    got = engine.from_pandas(frame)
+    assert got.schema.simpleString() == (
+        "struct<ts:timestamp_ntz,tz:timestamp,lst:array<timestamp_ntz>,st:struct<at:timestamp,n:bigint>>"
+    )
+    found = hash_frame(got)
+    assert (found.row_count, found.schema, found.data_hash) == (want.row_count, want.schema, want.data_hash)
+
+
+def test_python_rows_refuses_a_sub_microsecond_timestamp_naming_the_column() -> None:
+    # The rows pyspark 3.5 is given (it takes no Arrow table): Spark keeps microseconds, so a nanosecond part would
+    # be cut without a word
+    from ubunye.engines.spark_engine import python_rows
+    from ubunye.exceptions import EngineError
+
+    at = pa.array([{"at": 1_000_000_001}], pa.struct([("at", pa.timestamp("ns"))]))
+    with pytest.raises(EngineError, match=r"column 'st\[\]\.at' holds 1970-01-01 00:00:01.000000001, which has a sub"):
+        python_rows(pa.table({"st": pa.array([[at[0].as_py()]], pa.list_(at.type))}))
+    assert python_rows(pa.table({"t": pa.array([1_000_001_000], pa.timestamp("ns"))})) == [
+        (dt.datetime(1970, 1, 1, 0, 0, 1, 1),)
+    ]

@@ -43,8 +43,13 @@ log = logging.getLogger("ubunye")
 DELTA_JARS_VERSION = "4.4.0"
 #: Spark 4 lines with io.delta:delta-spark_<line>_2.13:4.4.0 on Maven Central (none yet for 4.3: README).
 DELTA_SPARK_LINES = ("4.0", "4.1", "4.2")
-#: io.delta:delta-spark_<scala>:3.3.3 serves Spark 3.5 (Scala 2.12 and 2.13).
+#: io.delta:delta-spark_<scala>:3.3.3 serves Spark 3.5.3 and later 3.5 releases (Scala 2.12 and 2.13).
 DELTA_JARS_VERSION_SPARK35 = "3.3.3"
+#: Spark 3.5.0 to 3.5.2 (Databricks 15.4 LTS runs 3.5.0, 16.4 LTS 3.5.2): Delta 3.2.1 and later are built on
+#: Spark 3.5.3 and declare pyspark >= 3.5.3; on 3.5.0 every SQL statement of a session with Delta 3.3's extension
+#: failed (NoClassDefFoundError: catalyst.plans.logical.SupportsNonDeterministicExpression, absent from 3.5.0).
+#: delta-spark 3.2.0 is built on Spark 3.5.0: the one pip installs beside those pysparks.
+DELTA_JARS_VERSION_SPARK350 = "3.2.0"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
@@ -58,33 +63,54 @@ def _takes_arrow_tables() -> bool:
 
 def python_rows(table: pa.Table) -> list[tuple[Any, ...]]:
     """The rows of ``table`` as tuples of the Python values pyspark's createDataFrame takes for its Spark schema:
-    maps as dicts (Arrow gives lists of pairs), at any depth; everything else as pyarrow gives it.
+    maps as dicts (Arrow gives lists of pairs), timestamps as ``datetime.datetime`` (Arrow gives a pandas Timestamp
+    for nanoseconds), at any depth; everything else as pyarrow gives it. A timestamp with a sub-microsecond part
+    (Spark keeps microseconds) is an EngineError naming the column.
 
     Example:
         >>> import pyarrow as pa
         >>> t = pa.table({"id": [1, 2], "m": pa.array([[("a", 1)], None], pa.map_(pa.string(), pa.int64()))})
         >>> python_rows(t)
         [(1, {'a': 1}), (2, None)]
+        >>> python_rows(pa.table({"t": pa.array([1_000], pa.timestamp("ns"))}))
+        [(datetime.datetime(1970, 1, 1, 0, 0, 0, 1),)]
     """
-    columns = [[_python_value(v, column.type) for v in column.to_pylist()] for column in table.columns]
+    columns = [
+        [_python_value(v, column.type, name) for v in column.to_pylist()]
+        for name, column in zip(table.column_names, table.columns, strict=True)
+    ]
     return list(zip(*columns, strict=True)) if columns else [() for _ in range(table.num_rows)]
 
 
-def _python_value(value: object, arrow_type: pa.DataType) -> object:
+def _python_value(value: object, arrow_type: pa.DataType, path: str) -> object:
+    import datetime as dt
+
     import pyarrow as pa
 
     if value is None:
         return None
     if pa.types.is_map(arrow_type):
         key, item = arrow_type.key_type, arrow_type.item_type
-        return {_python_value(k, key): _python_value(v, item) for k, v in cast("list[tuple[object, object]]", value)}
+        pairs = cast("list[tuple[object, object]]", value)
+        return {_python_value(k, key, f"{path}{{key}}"): _python_value(v, item, f"{path}{{value}}") for k, v in pairs}
     if pa.types.is_struct(arrow_type):
         fields = cast("dict[str, object]", value)
-        return {f.name: _python_value(fields[f.name], f.type) for f in arrow_type}
+        return {f.name: _python_value(fields[f.name], f.type, f"{path}.{f.name}") for f in arrow_type}
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
-        return [_python_value(v, arrow_type.value_type) for v in cast("list[object]", value)]
+        return [_python_value(v, arrow_type.value_type, f"{path}[]") for v in cast("list[object]", value)]
     if pa.types.is_dictionary(arrow_type):
-        return _python_value(value, arrow_type.value_type)
+        return _python_value(value, arrow_type.value_type, path)
+    if pa.types.is_timestamp(arrow_type) and type(value) is not dt.datetime:
+        # A pandas Timestamp (pyarrow's value of a nanosecond timestamp: pandas before 3 parses to nanoseconds):
+        # pyspark 3.5 takes datetime.datetime itself only (its type check is exact, CANNOT_ACCEPT_OBJECT_IN_TYPE)
+        stamp = cast("pd.Timestamp", value)
+        if stamp.nanosecond:
+            msg = (
+                f"column {path!r} holds {stamp}, which has a sub-microsecond part: Spark timestamps keep "
+                "microseconds; floor the column first, e.g. series.dt.floor('us')"
+            )
+            raise EngineError(msg)
+        return stamp.to_pydatetime()
     return value
 
 
@@ -98,7 +124,9 @@ def delta_package() -> str:
     if major_minor == "3.5":  # Delta 3.3 is the last line for Spark 3.5; its jars carry only the Scala suffix
         from ubunye.spark.lines import installed_target
 
-        version = os.environ.get("UBUNYE_DELTA_VERSION", DELTA_JARS_VERSION_SPARK35)
+        patch = re.match(r"3\.5\.(\d+)", pyspark.__version__)
+        default = DELTA_JARS_VERSION_SPARK35 if patch and int(patch.group(1)) >= 3 else DELTA_JARS_VERSION_SPARK350
+        version = os.environ.get("UBUNYE_DELTA_VERSION", default)
         return f"io.delta:delta-spark_{installed_target().scala}:{version}"
     if major_minor not in DELTA_SPARK_LINES:
         msg = (
@@ -253,6 +281,23 @@ def _always_utc(zone: str) -> bool:
     return all(d.replace(tzinfo=info).utcoffset() == dt.timedelta(0) for d in days)
 
 
+def _delta_text(spark: SparkSession) -> str | None:
+    """delta-spark's version in a classic session's JVM (``io.delta.VERSION``); None when it cannot be told
+    (Spark Connect, no delta-spark on the classpath, a vendor's Delta without it)."""
+    try:
+        return str(spark._jvm.io.delta.package.VERSION())  # type: ignore[union-attr]
+    except Exception:
+        return None
+
+
+def _zoneless_delta(spark: SparkSession) -> bool:
+    """Whether the session's delta-spark is older than 3.3 (what configure_delta picks for Spark 3.5.0 to 3.5.2):
+    it writes a timestamp partition value as ``2024-01-01 12:00:00`` without a zone (3.3 writes
+    ``2024-01-01T12:00:00Z``), and each reader reads it in its own session's time zone."""
+    found = re.match(r"(\d+)\.(\d+)\.", _delta_text(spark) or "")
+    return found is not None and (int(found.group(1)), int(found.group(2))) < (3, 3)
+
+
 def _refuse_timestamp_partitions(spark: SparkSession, frame: DataFrame, io: IOConfig) -> None:
     """A timestamp (an instant) in a ``partition_by`` column of a parquet, csv or json folder is refused before
     anything is written: Spark names the partition folder by the local time in the session's time zone, with no
@@ -263,6 +308,12 @@ def _refuse_timestamp_partitions(spark: SparkSession, frame: DataFrame, io: IOCo
 
     fields = {f.name: f for f in frame.schema.fields}
     stamps = [n for n in partition_columns(spark, frame, io) if isinstance(fields[n].dataType, T.TimestampType)]
+    if stamps and io.format == "delta" and spark.version.startswith("3.") and _zoneless_delta(spark):
+        msg = f"output {io.name!r}: partition column {stamps[0]!r} is a timestamp, and Delta {_delta_text(spark)} "
+        msg += "writes it as a local time without a zone, which every reader reads in its own session's time zone "
+        msg += "(other instants than the frame the record hashes outside UTC); nothing was written: partition by a "
+        msg += "date or string made from it, or use delta-spark 3.3 or later (Spark 3.5.3 or later), which writes UTC"
+        raise EngineError(msg)
     if stamps and io.format == "delta" and spark.version.startswith("3."):
         # delta-spark 3.x (Spark 3.5) writes a timestamp partition value as the session zone's local time marked
         # UTC ("2024-01-01T08:30:00Z" in America/St_Johns for 12:00 UTC): every reader then reads another instant
