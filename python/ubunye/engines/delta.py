@@ -212,9 +212,15 @@ def _in_microseconds(dtype: pa.DataType) -> pa.DataType:
     return dtype
 
 
-def _refuse_sub_microseconds(table: pa.Table, io: IOConfig) -> None:
-    """Delta keeps microseconds and deltalake truncates nanoseconds silently: a value with a sub-microsecond part
-    would be stored as another instant. Whole microseconds cast losslessly (and hash alike in rows-v1)."""
+def sub_microsecond_column(table: pa.Table) -> str | None:
+    """The first column of ``table`` holding a timestamp (at any depth) with a non-zero sub-microsecond part, which
+    a store keeping microseconds (Delta, Spark) would drop without a word; None when there is none. Whole
+    microseconds cast losslessly (and hash alike in rows-v1).
+
+    Example:
+        >>> sub_microsecond_column(pa.table({"t": pa.array([1_000, 1_001], pa.timestamp("ns"))}))
+        't'
+    """
     for field, values in zip(table.schema, table.columns, strict=True):
         micro = _in_microseconds(field.type)
         if micro == field.type:
@@ -222,11 +228,20 @@ def _refuse_sub_microseconds(table: pa.Table, io: IOConfig) -> None:
         try:
             values.cast(micro, safe=True)  # safe: refuses to drop a non-zero sub-microsecond part
         except pa.ArrowInvalid:
-            msg = f"output {io.name!r}: column {field.name!r} holds timestamps with nanoseconds, and Delta keeps "
-            msg += "microseconds: they would be dropped, so the data would not be the frame written; nothing was "
-            msg += "written. Round the column to microseconds in the task (e.g. .dt.floor('us')), or write format: "
-            msg += "parquet (it keeps nanoseconds)"
-            raise EngineError(msg) from None
+            return field.name
+    return None
+
+
+def _refuse_sub_microseconds(table: pa.Table, io: IOConfig) -> None:
+    """Delta keeps microseconds and deltalake truncates nanoseconds silently: a value with a sub-microsecond part
+    would be stored as another instant."""
+    name = sub_microsecond_column(table)
+    if name is not None:
+        msg = f"output {io.name!r}: column {name!r} holds timestamps with nanoseconds, and Delta keeps "
+        msg += "microseconds: they would be dropped, so the data would not be the frame written; nothing was "
+        msg += "written. Round the column to microseconds in the task (e.g. .dt.floor('us')), or write format: "
+        msg += "parquet (it keeps nanoseconds)"
+        raise EngineError(msg)
 
 
 def _existing_schema(io: IOConfig, path: str) -> pa.Schema | None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ubunye.config import IOConfig
 from ubunye.engines._io import TEXT_FORMATS, pandas_table, unwrap
+from ubunye.engines.delta import sub_microsecond_column
 from ubunye.engines.inputs import data_files, listing
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
@@ -720,6 +721,13 @@ class SparkEngine:
         # timestamp_ntz, so say so (found by ubunye.testing.backend_conformance).
         schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
         if _takes_arrow_tables():
+            # Spark keeps microseconds and drops the rest of an Arrow nanosecond without a word (the Python rows
+            # below refuse it, naming the column): refused alike here.
+            name = sub_microsecond_column(table)
+            if name is not None:
+                msg = f"column {name!r} holds a timestamp with a sub-microsecond part: Spark timestamps keep "
+                msg += "microseconds; floor the column first, e.g. series.dt.floor('us')"
+                raise EngineError(msg)
             return self.spark.createDataFrame(table, schema=schema)
         # pyspark 3.5 (classic and Connect) takes no Arrow table: Python rows, which it checks against the schema.
         return self.spark.createDataFrame(python_rows(table), schema=schema)
