@@ -228,7 +228,7 @@ def sub_microsecond_column(table: pa.Table) -> str | None:
         try:
             values.cast(micro, safe=True)  # safe: refuses to drop a non-zero sub-microsecond part
         except pa.ArrowInvalid:
-            return field.name
+            return str(field.name)
     return None
 
 
