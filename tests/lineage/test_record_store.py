@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from pathlib import Path
 
@@ -129,6 +130,8 @@ def test_environment_has_versions_and_never_environment_variables(monkeypatch):
         assert env[key]
     for pkg in ("pyspark", "delta-spark", "pandas", "pyarrow", "numpy", "narwhals", "scikit-learn", "torch", "mlflow"):
         assert pkg in env["packages"]
+    # the polars engine's own version (a polars upgrade was not shown by compare): installed in the test venv
+    assert env["packages"]["polars"] == importlib.metadata.version("polars")
     assert env["packages"]["torch"] is None  # absent, recorded as absent
     assert "hunter2" not in json.dumps(env)
 

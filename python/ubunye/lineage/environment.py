@@ -15,6 +15,7 @@ PACKAGES = (
     "pyspark",
     "delta-spark",
     "pandas",
+    "polars",
     "pyarrow",
     "numpy",
     "narwhals",
