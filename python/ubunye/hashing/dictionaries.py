@@ -7,6 +7,8 @@ Arrow's own decoding (``take`` on the dictionary) has no kernel for the view typ
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 
 from ubunye.exceptions import HashError
@@ -23,16 +25,22 @@ def _without_views(t: pa.DataType) -> pa.DataType:
         return pa.large_string()
     if is_binary_view(t):
         return pa.large_binary()
+    return _inside(t, _without_views)
+
+
+def _inside(t: pa.DataType, each: Callable[[pa.DataType], pa.DataType]) -> pa.DataType:
+    """``t`` with ``each`` applied to the value types inside a list, map or struct (one level: ``each`` recurses);
+    ``t`` itself when it holds none."""
     if pa.types.is_list(t):
-        return pa.list_(pa.field(t.value_field.name, _without_views(t.value_type)))
+        return pa.list_(pa.field(t.value_field.name, each(t.value_type)))
     if pa.types.is_large_list(t):
-        return pa.large_list(pa.field(t.value_field.name, _without_views(t.value_type)))
+        return pa.large_list(pa.field(t.value_field.name, each(t.value_type)))
     if pa.types.is_fixed_size_list(t):
-        return pa.list_(pa.field(t.value_field.name, _without_views(t.value_type)), t.list_size)
+        return pa.list_(pa.field(t.value_field.name, each(t.value_type)), t.list_size)
     if pa.types.is_map(t):
-        return pa.map_(_without_views(t.key_type), _without_views(t.item_type))
+        return pa.map_(each(t.key_type), each(t.item_type))
     if pa.types.is_struct(t):
-        return pa.struct([t.field(i).with_type(_without_views(t.field(i).type)) for i in range(t.num_fields)])
+        return pa.struct([t.field(i).with_type(each(t.field(i).type)) for i in range(t.num_fields)])
     return t
 
 
@@ -93,17 +101,7 @@ def _plain(t: pa.DataType) -> pa.DataType:
     """``t`` with every dictionary, at any depth, replaced by its values' type (views made large, as above)."""
     if pa.types.is_dictionary(t):
         return _plain(_without_views(t.value_type))
-    if pa.types.is_list(t):
-        return pa.list_(pa.field(t.value_field.name, _plain(t.value_type)))
-    if pa.types.is_large_list(t):
-        return pa.large_list(pa.field(t.value_field.name, _plain(t.value_type)))
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(pa.field(t.value_field.name, _plain(t.value_type)), t.list_size)
-    if pa.types.is_map(t):
-        return pa.map_(_plain(t.key_type), _plain(t.item_type))
-    if pa.types.is_struct(t):
-        return pa.struct([t.field(i).with_type(_plain(t.field(i).type)) for i in range(t.num_fields)])
-    return t
+    return _inside(t, _plain)
 
 
 def _null_entry(arr: pa.Array) -> bool:
