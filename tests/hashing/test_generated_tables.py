@@ -12,12 +12,14 @@ import math
 import random
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.hashing import generated as g
+from tests.hashing.compat import view_type
 from tests.vectors.derive import bucket_case, column_profile
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines, hash_frame, profile_frame
@@ -28,6 +30,13 @@ except ImportError:  # the floors venvs have no polars
     pl = None
 
 SEEDS = st.integers(0, 2**32 - 1)
+
+#: pandas before 2 has datetime64 in nanoseconds only: the generated frames use every unit and dates from year 1.
+#: The floors' pandas 1.5 is covered by test_pandas and the vectors.
+_PANDAS_UNITS = pytest.mark.skipif(
+    int(pd.__version__.split(".")[0]) < 2,
+    reason=f"pandas {pd.__version__} has datetime64 in nanoseconds only (pandas 2 added s, ms and us)",
+)
 
 
 def _agree(frame: object, table: g.Table, what: str) -> None:
@@ -93,6 +102,7 @@ def test_null_and_nan_differ_wherever_they_are(seed: int, tree: Any) -> None:
     assert hash_frame(table.arrow()).data_hash != with_nan
 
 
+@_PANDAS_UNITS
 @settings(max_examples=80, deadline=None)
 @given(SEEDS)
 def test_pandas_frames_hash_as_the_oracle_says(seed: int) -> None:
@@ -129,6 +139,7 @@ def test_polars_frames_hash_as_the_oracle_says(seed: int) -> None:
     _agree(frame, table, f"polars schema {frame.schema}")
 
 
+@_PANDAS_UNITS
 @settings(max_examples=60, deadline=None)
 @given(SEEDS)
 def test_profiles_agree_with_the_oracle(seed: int) -> None:
@@ -260,8 +271,12 @@ def test_a_refused_value_under_a_null_list_slot_is_no_value(kind: str, large: bo
 @pytest.mark.parametrize("kind", ["timestamp_ntz", "date"])
 def test_a_refused_value_under_a_null_map_slot_is_no_value(kind: str) -> None:
     # (Arrow itself refuses a null key anywhere in a map's keys, under a null slot too: no such table exists.)
-    offsets, keys = pa.array([0, 1, 2], pa.int32()), pa.array(["a", "b"])
-    hidden = pa.MapArray.from_arrays(offsets, keys, _HIDDEN[kind], mask=pa.array([False, True]))
+    # Built from buffers: MapArray.from_arrays takes no mask before pyarrow 17 (the floors run 14 and 15).
+    map_type = pa.map_(pa.string(), _HIDDEN[kind].type)
+    entries = pa.StructArray.from_arrays([pa.array(["a", "b"]), _HIDDEN[kind]], fields=[map_type.key_field,
+                                         map_type.item_field])  # fmt: skip
+    buffers = [pa.array([True, False]).buffers()[1], pa.array([0, 1, 2], pa.int32()).buffers()[1]]
+    hidden = pa.Array.from_buffers(map_type, 2, buffers, null_count=1, children=[entries])
     table = g.Table([("m", ("map", "string", kind))], [[{"map": [["a", _cell(kind)]]}], [None]], [1])
     _agree(pa.table({"m": hidden}), table, "null map slot over a refused value")
 
@@ -292,6 +307,10 @@ def test_chunks_of_dictionaries_holding_a_null_value_hash_as_their_values() -> N
     for name, (column, tree, rows) in cases.items():
         frame = pa.table({"c": column})
         table = g.Table([("c", tree)], rows, [1])
+        if name == "nested" and not g._DICT_NULLS:  # pyarrow 14 can abort the process decoding it: refused, named
+            with pytest.raises(HashError, match=r"column 'c' of type list<item: dictionary.*pyarrow 16 or later"):
+                hash_frame(frame)
+            continue
         _agree(frame, table, name)
         p = profile_frame(frame, buckets=2)
         assert p.hash.data_hash == table.expected()["data_hash"], name
@@ -329,7 +348,7 @@ def test_port_frames_hash_as_the_oracle_says(seed: int) -> None:
 
 
 @pytest.mark.parametrize("large", [False, True])
-@pytest.mark.parametrize("value_type", [pa.string_view(), pa.binary_view()])
+@pytest.mark.parametrize("value_type", [view_type("string_view"), view_type("binary_view")])
 def test_a_list_view_of_string_or_binary_views_hashes_as_its_lists(value_type: pa.DataType, large: bool) -> None:
     # Was ArrowNotImplementedError ("array_take has no kernel matching input types (binary_view, int64)"): the twin
     # read the views' values with take, which pyarrow has no kernel for on string_view/binary_view.

@@ -117,6 +117,10 @@ def _null_entry(arr: pa.Array) -> bool:
     return False
 
 
+#: pyarrow before 16 (the floors: 14 and 15) can abort the whole process casting a nested dictionary type.
+_OLD_CAST = int(pa.__version__.split(".")[0]) < 16
+
+
 def joinable(table: pa.Table) -> pa.Table:
     """``table`` with the columns Arrow cannot join into one batch decoded: several chunks whose dictionaries hold a
     null value ("Cannot yet unify dictionaries with nulls", also between chunks sharing one dictionary that holds a
@@ -132,6 +136,17 @@ def joinable(table: pa.Table) -> pa.Table:
     """
     for i, column in enumerate(table.columns):
         if column.num_chunks > 1 and any(_null_entry(chunk) for chunk in column.chunks):
+            if pa.types.is_dictionary(column.type):  # decoded by take, as the encoder decodes every dictionary
+                decoded = decode_column(column, table.field(i).name)
+                table = table.set_column(i, table.field(i).with_type(decoded.type), decoded)
+                continue
+            if _OLD_CAST:  # pyarrow 14 can abort the process casting a nested dictionary: refused, named
+                msg = (
+                    f"rows-v1 cannot read column {table.field(i).name!r} of type {column.type}: its chunks hold "
+                    f"dictionaries with a null value, which pyarrow {pa.__version__} can neither join nor decode "
+                    "safely inside a list, map or struct (pyarrow 16 or later does)"
+                )
+                raise HashError(msg)
             plain = _plain(column.type)
             try:
                 decoded = column.cast(plain, safe=False)

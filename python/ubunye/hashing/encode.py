@@ -156,7 +156,9 @@ def _visible(arr: pa.Array) -> pa.Array:
     taken = np.repeat(offsets[:-1].astype(np.int64) - bounds[:-1], sizes) + np.arange(bounds[-1], dtype=np.int64)
     child = without_views(arr.values).take(pa.array(taken, pa.int64()))
     if pa.types.is_map(arr.type):
-        return pa.MapArray.from_arrays(pa.array(bounds, pa.int32()), child.field(0), child.field(1), mask=arr.is_null())
+        # Null slots as null offsets: MapArray.from_arrays takes no mask before pyarrow 17 (the floors are 14 and 15)
+        offsets = pa.array(bounds, pa.int32(), mask=np.append(~valid, False))
+        return pa.MapArray.from_arrays(offsets, child.field(0), child.field(1))
     return pa.LargeListArray.from_arrays(pa.array(bounds, pa.int64()), child, mask=arr.is_null())
 
 
