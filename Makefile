@@ -45,6 +45,8 @@ lint: setup ## ruff over the Python package and tests, mypy (strict) over the pa
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/ruff format --check python tests
 	$(VENV)/bin/mypy --config-file python/pyproject.toml python/ubunye
+	# The package runs on Python 3.10 too (Databricks 14.3 LTS): type-checked for it as well.
+	$(VENV)/bin/mypy --config-file python/pyproject.toml --python-version 3.10 python/ubunye
 
 # No jar and no JVM: the tests that need Spark or the jar are marked `spark` from the fixtures they take
 # (tests/conftest.py), so this tier builds nothing with sbt and starts no Spark.
@@ -112,25 +114,34 @@ spark-lines: jar $(foreach v,$(SPARK_LINES),.venv-spark-$(v)/.installed) ## Conf
 	done
 
 # --- optional, not in `make test`: the Databricks LTS stacks ------------------------------------------------------
-# The Spark-lines tier on the Spark and the numpy / pandas / pyarrow each LTS runtime ships (its release notes): 15.4
-# (Spark 3.5.0), 16.4 (3.5.2), 17.3 (4.0.0). On this Python (3.11; 16.4 and 17.3 run 3.12); Databricks' Spark is
-# a fork, and Delta there is built in (here delta-spark from Maven Central). The pins are passed again with the
-# package, so pip refuses rather than upgrades them. About 10 minutes a stack on 2 cores. One: make dbr-stacks DBR_STACKS=15.4
-DBR_STACKS ?= 15.4 16.4 17.3
+# The Spark-lines tier on the Spark, Python and numpy / pandas / pyarrow each LTS runtime ships (its release notes):
+# 14.3 (Spark 3.5.0, Python 3.10; it ships pyarrow 8, below the package's floor: pyarrow 14.0.1 here, what a
+# `%pip install ubunye` brings there), 15.4 (3.5.0, Python 3.11), 16.4 (3.5.2, 3.12), 17.3 (4.0.0, 3.12). Each
+# stack's Python must be on PATH (python3.10, python3.12: pyenv, deadsnakes, ...); Databricks' Spark is a fork, and
+# Delta there is built in (here delta-spark from Maven Central). The pins are passed again with the package, so pip
+# refuses rather than upgrades them. About 10 minutes a stack on 2 cores. One: make dbr-stacks DBR_STACKS=14.3
+DBR_STACKS ?= 14.3 15.4 16.4 17.3
+.venv-dbr-14.3/.installed: DBR_PINS := "pyspark==3.5.0" "numpy==1.23.5" "pandas==1.5.3" "pyarrow==14.0.1"
+.venv-dbr-14.3/.installed: DBR_PY := python3.10
 .venv-dbr-15.4/.installed: DBR_PINS := "pyspark==3.5.0" "numpy==1.23.5" "pandas==1.5.3" "pyarrow==14.0.1"
+.venv-dbr-15.4/.installed: DBR_PY := python3.11
 .venv-dbr-16.4/.installed: DBR_PINS := "pyspark==3.5.2" "numpy==1.26.4" "pandas==1.5.3" "pyarrow==15.0.2"
+.venv-dbr-16.4/.installed: DBR_PY := python3.12
 .venv-dbr-17.3/.installed: DBR_PINS := "pyspark==4.0.0" "numpy==2.1.3" "pandas==2.2.3" "pyarrow==19.0.1"
+.venv-dbr-17.3/.installed: DBR_PY := python3.12
 
 .venv-dbr-%/.installed: python/pyproject.toml
-	test -n '$(DBR_PINS)' || { echo "no pins for Databricks $* LTS (known: 15.4 16.4 17.3)"; exit 1; }
-	test -x .venv-dbr-$*/bin/python || $(PYTHON) -m venv .venv-dbr-$*
+	test -n '$(DBR_PINS)' || { echo "no pins for Databricks $* LTS (known: 14.3 15.4 16.4 17.3)"; exit 1; }
+	$(DBR_PY) -c pass 2>/dev/null || { echo "Databricks $* LTS runs $(DBR_PY): put one on PATH to test its stack"; exit 1; }
+	test "$$(.venv-dbr-$*/bin/python -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null)" = $(DBR_PY) \
+	  || { rm -rf .venv-dbr-$* && $(DBR_PY) -m venv .venv-dbr-$*; }
 	.venv-dbr-$*/bin/pip install -q $(DBR_PINS) "pytest==9.2.0"
 	.venv-dbr-$*/bin/pip install -q -e python $(DBR_PINS)
 	touch $@
 
-dbr-stacks: jar $(foreach s,$(DBR_STACKS),.venv-dbr-$(s)/.installed) ## Optional (not in make test): Spark-lines tier on the Databricks 15.4/16.4/17.3 LTS stacks
+dbr-stacks: jar $(foreach s,$(DBR_STACKS),.venv-dbr-$(s)/.installed) ## Optional (not in make test): Spark-lines tier on the Databricks 14.3/15.4/16.4/17.3 LTS stacks
 	@for s in $(DBR_STACKS); do \
-	  echo "--- Databricks $$s LTS stack: $$(.venv-dbr-$$s/bin/python -c 'import pyspark, numpy, pandas, pyarrow; print("pyspark", pyspark.__version__, "numpy", numpy.__version__, "pandas", pandas.__version__, "pyarrow", pyarrow.__version__)')"; \
+	  echo "--- Databricks $$s LTS stack: $$(.venv-dbr-$$s/bin/python -c 'import pyspark, numpy, pandas, pyarrow; import sys; print("python %d.%d" % sys.version_info[:2], "pyspark", pyspark.__version__, "numpy", numpy.__version__, "pandas", pandas.__version__, "pyarrow", pyarrow.__version__)')"; \
 	  UBUNYE_SPARK_LINE_TIER=1 .venv-dbr-$$s/bin/pytest -q -p no:cacheprovider tests/lines || exit 1; \
 	done
 

@@ -73,7 +73,7 @@ def records_section(n: int) -> list[str]:
         bucket = f"ubunye-bench-{uuid.uuid4().hex[:8]}"
         fs.mkdir(bucket)
         url = f"s3://{bucket}/records"
-        start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+        start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
         objects: dict[str, Any] = {}
         for i in range(n):
             key, data = _record(i, start + dt.timedelta(minutes=i))

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.optional import HAVE_POLARS, NO_POLARS
 from ubunye.testing.vectors import load_vectors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +37,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         params = item.callspec.params if isinstance(item, pytest.Function) and hasattr(item, "callspec") else {}
         if SPARK_FIXTURES.intersection(set(getattr(item, "fixturenames", ())) - set(params)):
             item.add_marker(pytest.mark.spark)
+        if not HAVE_POLARS and "polars" in params.values():
+            item.add_marker(pytest.mark.skip(reason=NO_POLARS))
 
 
 @pytest.fixture

@@ -23,16 +23,16 @@ def new_run_id(now: dt.datetime | None = None) -> str:
     """A sortable, file-name-safe run id: UTC time to the microsecond and 6 random hex digits.
 
     Example:
-        >>> new_run_id(dt.datetime(2026, 12, 2, 9, 30, tzinfo=dt.UTC))[:23]
+        >>> new_run_id(dt.datetime(2026, 12, 2, 9, 30, tzinfo=dt.timezone.utc))[:23]
         '20261202T093000.000000Z'
     """
-    now = now or dt.datetime.now(dt.UTC)
+    now = now or dt.datetime.now(dt.timezone.utc)
     return now.strftime("%Y%m%dT%H%M%S.%fZ") + "-" + secrets.token_hex(3)
 
 
 def utc_now() -> str:
     """The current UTC time in ISO 8601 with microseconds."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 @dataclass

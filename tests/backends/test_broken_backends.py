@@ -34,7 +34,7 @@ def local_time_rows(table: pa.Table) -> Rows:
         values = []
         for (_, tname), value in zip(schema, row.values(), strict=True):
             if tname == "timestamp" and value is not None and dt.MINYEAR < value.year < dt.MAXYEAR:
-                value = value.astimezone(LOCAL).replace(tzinfo=dt.UTC)
+                value = value.astimezone(LOCAL).replace(tzinfo=dt.timezone.utc)
             values.append(value)
         rows.append(tuple(values))
     return Rows(schema, rows)

@@ -209,7 +209,7 @@ def _local_time(table: pa.Table) -> _Rows:
 
     def shift(t: str, v):
         moved = t == "timestamp" and v is not None and dt.MINYEAR < v.year < dt.MAXYEAR
-        return v.astimezone(local).replace(tzinfo=dt.UTC) if moved else v
+        return v.astimezone(local).replace(tzinfo=dt.timezone.utc) if moved else v
 
     return _Rows(
         schema, [tuple(shift(t, v) for (_, t), v in zip(schema, r.values(), strict=True)) for r in table.to_pylist()]

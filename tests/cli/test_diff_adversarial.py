@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from tests.optional import LOCAL_ENGINES
 from ubunye.cli.diff import diff_runs, diff_targets
 from ubunye.cli.main import app
 from ubunye.hashing.profile import profile_frame
@@ -58,7 +58,8 @@ def _value(rng: random.Random, column: str) -> object:
     if column == D:
         return rng.choice([None, Decimal("1.50"), Decimal("0.00"), Decimal("-3.25")])
     if column == TS:
-        return rng.choice([None, dt.datetime(2024, 1, 1, 12, tzinfo=dt.UTC), dt.datetime(1969, 12, 31, tzinfo=dt.UTC)])
+        utc = dt.timezone.utc
+        return rng.choice([None, dt.datetime(2024, 1, 1, 12, tzinfo=utc), dt.datetime(1969, 12, 31, tzinfo=utc)])
     return rng.choice([None, {"a": None, "b": None}, {"a": 1, "b": ["x", None]}, {"a": 1, "b": []}])
 
 
@@ -90,7 +91,7 @@ def _norm(v: object) -> object:
     if isinstance(v, Decimal):
         return ("d", str(v))
     if isinstance(v, dt.datetime):
-        return ("t", v.astimezone(dt.UTC).isoformat())
+        return ("t", v.astimezone(dt.timezone.utc).isoformat())
     if isinstance(v, dict):
         return ("struct", tuple(sorted((k, _norm(x)) for k, x in v.items() if x is not None)))
     if isinstance(v, list):
@@ -150,7 +151,8 @@ def _ours(rows: list[dict[str, str]], columns: list[str]) -> Counter:
 def test_awkward_values_pandas_file_against_polars_file_equal_a_full_join(tmp_path, seed, key):
     a, b = _tables(seed)
     pq.write_table(a, tmp_path / "a.parquet")
-    pl.from_arrow(b).write_parquet(tmp_path / "b.parquet")  # polars' writer: its own types and encodings
+    polars = pytest.importorskip("polars")
+    polars.from_arrow(b).write_parquet(tmp_path / "b.parquet")  # polars' writer: its own types and encodings
     a, b = pq.read_table(tmp_path / "a.parquet"), pq.read_table(tmp_path / "b.parquet").select(SCHEMA.names)
     report = diff_targets(str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), key=key, limit=10_000,
                           engine_b="polars")  # fmt: skip
@@ -176,7 +178,7 @@ def test_rows_in_another_order_and_columns_reordered_are_the_same(tmp_path):
     a, _ = _tables(3)
     pq.write_table(a, tmp_path / "a.parquet")
     b = a.take(list(reversed(range(a.num_rows)))).select(list(reversed(a.column_names)))
-    pl.from_arrow(b).write_parquet(tmp_path / "b.parquet")
+    pytest.importorskip("polars").from_arrow(b).write_parquet(tmp_path / "b.parquet")
     for key in (KEY, None):
         report = diff_targets(str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), key=key)
         assert report.same and report.diff is None
@@ -305,7 +307,7 @@ def test_a_corrupt_parquet_file_in_place_of_a_runs_data_is_an_error(tmp_path):
     a = _run(tmp_path, "a", _frame([1, 2, 3]), key=["id"])
     b = _run(tmp_path, "b", _frame([1, 5, 3]), key=["id"])
     (tmp_path / "b" / "part-0.parquet").write_bytes(b"PAR1 not a parquet file PAR1")
-    for engine in ("pandas", "polars"):
+    for engine in LOCAL_ENGINES:
         result = runner.invoke(app, ["diff", _save(tmp_path, a, "ra"), _save(tmp_path, b, "rb"), "-e", engine])
         assert result.exit_code == 2, result.output
         # its own reason, not "the data it recorded is gone": the file is there, and unreadable

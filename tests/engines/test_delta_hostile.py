@@ -30,7 +30,7 @@ from ubunye.hashing.profile import profile_frame
 from ubunye.lineage.file_sums import FileSumsCache
 
 KEY, BUCKETS = ["id"], 16
-UTC = dt.UTC
+UTC = dt.timezone.utc
 
 #: String partition values that need escaping in a folder name or a URL, or look like an escape already.
 ODD = [None, "a=b", "x/y", "50%", "%25", "a b", "ü", "#h", "q?r", "c:d", "t\tab", "+plus"]

@@ -46,7 +46,7 @@ def test_delta_time_travel(engine, tmp_path):
     io = IOConfig("t", format="delta", path="t")
     engine.write(FRAME.head(1), io, tmp_path)
     time.sleep(0.05)
-    between = dt.datetime.now(dt.UTC).isoformat()
+    between = dt.datetime.now(dt.timezone.utc).isoformat()
     time.sleep(0.05)
     engine.write(FRAME, io, tmp_path)
     assert len(engine.read(io, tmp_path)) == 3

@@ -60,7 +60,7 @@ def test_delta_across_engines_with_time_travel(spark, tmp_path, writer, reader):
     io = IOConfig("t", format="delta", path="delta/t")
     w.write(w.from_pandas(FRAME.head(1)), io, tmp_path)
     time.sleep(1.2)
-    between = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    between = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     time.sleep(1.2)
     w.write(w.from_pandas(FRAME), io, tmp_path)
     for read_io, rows in [

@@ -165,7 +165,7 @@ def _micros_text(us: int, zone: str | None) -> str:
         return utc.isoformat(timespec="microseconds")
     sign = -1 if zone[0] == "-" else 1
     offset = dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])) * sign
-    wall = utc.replace(tzinfo=dt.UTC).astimezone(dt.timezone(offset))
+    wall = utc.replace(tzinfo=dt.timezone.utc).astimezone(dt.timezone(offset))
     return wall.isoformat(timespec="microseconds")
 
 
@@ -475,7 +475,7 @@ def _narrow(table: Table, i: int) -> bool:
             ((tag, v),) = cell.items()
             if tag in ("timestamp", "timestamp_ntz"):
                 t = dt.datetime.fromisoformat(v)
-                t = t.astimezone(dt.UTC).replace(tzinfo=None) if t.tzinfo else t
+                t = t.astimezone(dt.timezone.utc).replace(tzinfo=None) if t.tzinfo else t
                 return dt.datetime(1678, 1, 1) <= t <= dt.datetime(2262, 1, 1)
             if tag == "list":
                 return all(ok(c) for c in v)

@@ -172,7 +172,7 @@ def test_pandas_object_datetimes_of_whole_microseconds_still_hash_like_arrow() -
     table = pa.table({"c": pa.array([[dt.datetime(2024, 1, 1, 0, 0, 0, 1), None]], pa.list_(pa.timestamp("us")))})
     want = expected([("c", "list<timestamp_ntz>")], [[{"list": [{"ts": "2024-01-01T00:00:00.000001"}, None]}]])
     assert hash_frame(frame).data_hash == hash_frame(table).data_hash == want["data_hash"]
-    aware = pd.DataFrame({"c": pd.Series([[_AWARE], [dt.datetime(2024, 1, 1, tzinfo=dt.UTC)]], dtype=object)})
+    aware = pd.DataFrame({"c": pd.Series([[_AWARE], [dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)]], dtype=object)})
     assert hash_frame(aware).schema == 'struct<"c":list<timestamp>>'
 
 

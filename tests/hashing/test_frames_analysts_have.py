@@ -62,7 +62,7 @@ def _alike(*frames: object) -> None:
         (["a", None, "a"], ["a", 1], pa.array(["a", None, "a"])),
         (
             [dt.datetime(2024, 1, 1), None],
-            [dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1, tzinfo=dt.UTC)],
+            [dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)],
             pa.array([dt.datetime(2024, 1, 1), None], pa.timestamp("us")),
         ),
         ([(1, 2), None], [(1, 2), ("x",)], pa.array([[1, 2], None])),

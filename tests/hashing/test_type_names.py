@@ -83,7 +83,7 @@ def test_a_spark_schema_is_named_like_the_arrow_table_it_holds() -> None:
 @pytest.mark.parametrize(
     ("spark_t", "message"),
     [
-        (T.ArrayType(T.CalendarIntervalType()), r"column 'c' \(field 'c\[\]'\) of Spark type interval"),
+        (T.ArrayType(T.YearMonthIntervalType()), r"column 'c' \(field 'c\[\]'\) of Spark type interval year to month"),
         (T.MapType(T.StringType(), T.NullType()), r"column 'c' \(field 'c\{value\}'\) of Spark type void"),
         (T.DayTimeIntervalType(), r"column 'c' of Spark type interval day to second"),
     ],

@@ -13,6 +13,7 @@ from deltalake import DeltaTable, write_deltalake
 from typer.testing import CliRunner
 
 from tests.lineage.usecase import last, records, write_task
+from tests.optional import needs_polars
 from ubunye.cli.main import app
 from ubunye.exceptions import TaskError
 from ubunye.hashing import hash_frame
@@ -111,6 +112,7 @@ def test_a_corrupt_cache_costs_a_full_hash_never_a_wrong_one(uc):
     assert last(uc, "count").inputs[0].hash_mode == "incremental"
 
 
+@needs_polars
 @pytest.mark.parametrize("profile", [False, True])
 def test_polars_hashes_delta_inputs_whole(uc, profile):
     task = _task(uc, profile=profile)

@@ -312,7 +312,7 @@ def test_the_run_id_is_a_uuidv7_of_the_runs_start_and_the_same_every_time() -> N
 
     rid = "20261202T093000.123456Z-a1b2c3"
     value = uuid.UUID(run_uuid(rid))
-    started = dt.datetime(2026, 12, 2, 9, 30, 0, 123456, tzinfo=dt.UTC)
+    started = dt.datetime(2026, 12, 2, 9, 30, 0, 123456, tzinfo=dt.timezone.utc)
     assert value.int >> 80 == int(started.timestamp() * 1000)  # the first 48 bits: milliseconds since the epoch
     assert (value.version, value.variant) == (7, uuid.RFC_4122)
     assert run_uuid(rid) == str(value) != run_uuid(rid[:-1] + "4")

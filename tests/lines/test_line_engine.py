@@ -162,7 +162,7 @@ def test_from_pandas_takes_nanosecond_timestamps_at_any_depth(spark: Any) -> Non
     # check is exact). Spelled out as datetime64[ns] here, so pandas 3 (which parses to microseconds) meets it too.
     ns, ns_utc = pa.timestamp("ns"), pa.timestamp("ns", tz="UTC")
     naive = [dt.datetime(2024, 3, 10, 12, 30, 45, 123456), None, dt.datetime(1900, 1, 1, 0, 0, 0, 1)]
-    aware = [dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.UTC), None, None]
+    aware = [dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc), None, None]
     frame = pd.DataFrame({
         "ts": pd.Series(naive, dtype="datetime64[ns]"),
         "tz": pd.Series(aware, dtype="datetime64[ns, UTC]"),

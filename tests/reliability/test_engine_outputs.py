@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import polars as pl
 import pyarrow as pa
 import pytest
 
+from tests.optional import LOCAL_ENGINES
 from ubunye.config.model import IOConfig
 from ubunye.engines import get_engine
 from ubunye.engines.spark_engine import SparkEngine
@@ -103,7 +103,7 @@ def test_a_partitioned_folder_is_read_with_its_partition_column(tmp_path, engine
         pq.write_table(pa.table({"v": rows}), tmp_path / f"p/id={key}/part-0.parquet")
     (tmp_path / "p/_SUCCESS").write_text("")
     frame = get_engine(engine_name).native(get_engine(engine_name).read(out(path="p"), tmp_path))
-    got = pl.from_pandas(frame) if isinstance(frame, pd.DataFrame) else frame
+    got = pytest.importorskip("polars").from_pandas(frame) if isinstance(frame, pd.DataFrame) else frame
     assert sorted(got.select("id", "v").rows()) == [(1, "a"), (1, "c"), (2, "b")]
 
 
@@ -112,7 +112,7 @@ def test_a_partitioned_folder_is_read_with_its_partition_column(tmp_path, engine
 
 def _frame(engine_name: str, table: pa.Table):
     if engine_name == "polars":
-        return pl.from_arrow(table)
+        return pytest.importorskip("polars").from_arrow(table)
     return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
@@ -221,7 +221,7 @@ def remote_refusal(fmt: str, where: str) -> str:
 
 
 def engines() -> list:
-    return [get_engine("pandas"), get_engine("polars"), SparkEngine(spark=object())]  # no session needed
+    return [*map(get_engine, LOCAL_ENGINES), SparkEngine(spark=object())]  # no session needed
 
 
 @pytest.mark.parametrize("fmt", FILES)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.optional import needs_polars
 from ubunye.config.model import IOConfig
 from ubunye.engines import get_engine
 from ubunye.engines.spark_engine import SparkEngine
@@ -199,6 +200,7 @@ def test_a_bad_byte_past_the_first_megabyte_is_found(tmp_path):
     )
 
 
+@needs_polars
 def test_a_character_cut_off_at_the_end_of_the_file_is_found(tmp_path):
     folder = tmp_path / "data/i"
     folder.mkdir(parents=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.optional import needs_polars
 from ubunye.config.model import IOConfig
 from ubunye.engines import get_engine, output_lock, swap
 from ubunye.engines.locks import lock_timeout
@@ -240,6 +241,7 @@ def test_a_reader_restores_a_swap_cut_short(tmp_path):
     assert snapshot(tmp_path / "data/o") == before and leftovers(tmp_path / "data/o") == []
 
 
+@needs_polars
 def test_a_writer_restores_a_swap_cut_short_before_appending(tmp_path):
     before = _cut_short(tmp_path)
     write("polars", NEW, out(mode="append"), tmp_path)

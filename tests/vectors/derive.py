@@ -313,7 +313,7 @@ def encode(cell: Any, tree: Any) -> str:
     if tree == "date":
         return jstr(date_text(dt.date.fromisoformat(v)))
     if tree == "timestamp":
-        return ts_text(dt.datetime.fromisoformat(v).astimezone(dt.UTC), zone=True)
+        return ts_text(dt.datetime.fromisoformat(v).astimezone(dt.timezone.utc), zone=True)
     if tree == "timestamp_ntz":
         return ts_text(dt.datetime.fromisoformat(v), zone=False)
     if tree[0] == "decimal":

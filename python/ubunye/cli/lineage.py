@@ -145,13 +145,13 @@ def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime:
     Example:
         >>> parse_since("2026-12-01T02:00:00+02:00").isoformat()
         '2026-12-01T02:00:00+02:00'
-        >>> now = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
+        >>> now = dt.datetime(2026, 12, 2, tzinfo=dt.timezone.utc)
         >>> parse_since("1d", now).isoformat()
         '2026-12-01T00:00:00+00:00'
     """
     rel = _RELATIVE.match(text.strip())
     if rel:
-        now = now or dt.datetime.now(dt.UTC)
+        now = now or dt.datetime.now(dt.timezone.utc)
         try:
             return now - dt.timedelta(**{_UNITS[rel.group(2)]: int(rel.group(1))})
         except OverflowError:  # more days than a timedelta holds, or an instant before the year 1

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from ubunye.exceptions import ConfigError
+from ubunye.isotime import parse_time
 
 #: A config value that is text, a number or a boolean (``bool`` is an ``int``); None where null is allowed.
 Scalar = str | int | float | None
@@ -108,7 +108,7 @@ def spark_conf(path: Path, key: str, value: object) -> dict[str, str]:
 def timestamp(path: Path, key: str, value: object) -> str:
     text = string(path, key, value)
     try:
-        datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+        parse_time(text)
     except ValueError:
         raise fail(path, key, "not an ISO 8601 time such as 2026-12-01T00:00:00Z") from None
     return text

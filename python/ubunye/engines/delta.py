@@ -39,6 +39,7 @@ import pyarrow as pa
 from ubunye.engines.paths import resolve_path
 from ubunye.engines.transaction import type_text
 from ubunye.exceptions import EngineError
+from ubunye.isotime import parse_time
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -300,8 +301,8 @@ def timestamp_of(io: IOConfig) -> datetime.datetime | None:
     """
     if io.timestamp is None:
         return None
-    stamp = datetime.datetime.fromisoformat(io.timestamp.replace("Z", "+00:00"))
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=datetime.UTC)
+    stamp = parse_time(io.timestamp)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=datetime.timezone.utc)
 
 
 def _open(io: IOConfig, path: str) -> DeltaTable:

@@ -226,7 +226,8 @@ class Buckets:
                 f"{other.key} hold rows by different rules and cannot be compared (docs/rows-v1.md section 12.2)"
             )
             raise ProfileOptionError(msg)
-        return np.flatnonzero((self._numbers() != other._numbers()).any(axis=1)).tolist()
+        differing: list[int] = np.flatnonzero((self._numbers() != other._numbers()).any(axis=1)).tolist()
+        return differing
 
 
 @dataclass(frozen=True)
@@ -622,7 +623,8 @@ def _slot_words(words: np.ndarray, slots: np.ndarray) -> np.ndarray:
 
 def _bucket_index(words: np.ndarray, n: int) -> np.ndarray:
     """Section 12.2: ``k[28..31]`` as a big-endian u32 (the low half of the fourth word), modulo ``n``."""
-    return ((words[:, 3] & np.uint64(0xFFFFFFFF)) & np.uint64(n - 1)).astype(np.intp)
+    index: np.ndarray = ((words[:, 3] & np.uint64(0xFFFFFFFF)) & np.uint64(n - 1)).astype(np.intp)
+    return index
 
 
 def _key_words(batch: pa.RecordBatch, values: list[pa.Array], quoted: set[int], key_idx: list[int]) -> np.ndarray:

@@ -96,7 +96,8 @@ def _field(out: np.ndarray, at: int, dtype: type[np.unsignedinteger]) -> np.ndar
     """Bytes ``at``.. of every row of a byte matrix as one native integer of ``dtype`` each (unaligned: numpy
     reads and writes those too)."""
     n, width = out.shape
-    return np.ndarray(shape=(n,), dtype=dtype, buffer=out, offset=at, strides=(width,))
+    view: np.ndarray = np.ndarray(shape=(n,), dtype=dtype, buffer=out, offset=at, strides=(width,))
+    return view
 
 
 _WORDS: tuple[tuple[int, type[np.unsignedinteger]], ...] = (

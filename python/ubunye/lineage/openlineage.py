@@ -75,7 +75,7 @@ def run_uuid(run_id: str) -> str:
     """
     digest = int.from_bytes(hashlib.sha256(run_id.encode("utf-8")).digest()[:10], "big")  # 80 bits
     try:
-        started = dt.datetime.strptime(run_id[:23], "%Y%m%dT%H%M%S.%fZ").replace(tzinfo=dt.UTC)
+        started = dt.datetime.strptime(run_id[:23], "%Y%m%dT%H%M%S.%fZ").replace(tzinfo=dt.timezone.utc)
     except ValueError:
         return str(uuid.uuid5(_RUN_NAMESPACE, run_id))
     millis = int(started.timestamp() * 1000) & ((1 << 48) - 1)

@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import datetime
 import functools
 import math
 import types
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ubunye.exceptions import RecordError
 from ubunye.hashing.types import FLOAT_TYPES
+from ubunye.isotime import parse_time
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -482,7 +482,7 @@ def _bounds(value: object, bounds: Mapping[str, Any], at: str, path: str | None)
     if isinstance(value, str) and bounds.get("time"):
         # `list` sorts by these and compare reports them: a hand-edited "yesterday" must not pass as a time.
         try:
-            ok = datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).tzinfo is not None
+            ok = parse_time(value).tzinfo is not None
         except ValueError:
             ok = False
         if not ok:

@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ubunye.exceptions import RecordError
+from ubunye.isotime import parse_time
 from ubunye.lineage.record import MalformedRecord, RunRecord, printable, unsafe_name
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ RECORDS_ENV = "UBUNYE_RECORDS"
 #: starting with "." is never a run id, so it cannot be mistaken for a record.
 RUNNING_DIR = ".running"
 _LATEST = re.compile(r"^latest(?:~(\d+))?$")
-_EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
+_EARLIEST = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
 #: The largest record file read (a real one is a few kilobytes; a config is at most 4 MiB).
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 #: The deepest nesting of objects and lists a record may have (a config nests at most 64 levels).
@@ -675,10 +676,10 @@ def instant(text: str | None) -> dt.datetime | None:
     if not isinstance(text, str) or not text.strip():
         return None
     try:
-        value = dt.datetime.fromisoformat(text.strip())
+        value = parse_time(text.strip())
     except ValueError:
         return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
 
 
 def short_ids(run_ids: Iterable[str], min_length: int = 8) -> dict[str, str]:

@@ -28,7 +28,7 @@ def _maybe(rng: random.Random, value: T, null_rate: float = 0.15) -> T | None:
 
 
 def _timestamp(rng: random.Random) -> dt.datetime:
-    return dt.datetime(1900, 1, 1, tzinfo=dt.UTC) + dt.timedelta(
+    return dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(
         microseconds=rng.randrange(0, 200 * 365 * 86400 * 10**6)
     )
 

@@ -42,7 +42,7 @@ def cell_value(cell: object, tree: TypeTree) -> object:
     if tag == "date":
         return dt.date.fromisoformat(v)
     if tag == "timestamp":
-        return dt.datetime.fromisoformat(v).astimezone(dt.UTC)
+        return dt.datetime.fromisoformat(v).astimezone(dt.timezone.utc)
     if tag == "timestamp_ntz":
         return dt.datetime.fromisoformat(v)
     if tag in ("list", "map", "struct"):
