@@ -37,7 +37,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         params = item.callspec.params if isinstance(item, pytest.Function) and hasattr(item, "callspec") else {}
         if SPARK_FIXTURES.intersection(set(getattr(item, "fixturenames", ())) - set(params)):
             item.add_marker(pytest.mark.spark)
-        if not HAVE_POLARS and "polars" in params.values():
+        if not HAVE_POLARS and any(isinstance(v, str) and v == "polars" for v in params.values()):
             item.add_marker(pytest.mark.skip(reason=NO_POLARS))
 
 

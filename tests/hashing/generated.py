@@ -42,8 +42,11 @@ from ubunye.testing.vectors import Vector
 _VIEWS = hasattr(pa, "string_view")
 _NARROW_DECIMALS = hasattr(pa, "decimal32")
 _MAP_MASK = int(pa.__version__.split(".")[0]) >= 17
-# A dictionary holding a null value, in chunks inside a list, map or struct: refused before pyarrow 16 (HashError).
-_DICT_NULLS = int(pa.__version__.split(".")[0]) >= 16
+# A dictionary holding a null value, in chunks inside a list, map or struct: refused before pyarrow 16 (HashError);
+# pyarrow 25.0.1 (the newest for Python 3.10) aborts the process (a C++ check: "Map array keys array should have no
+# nulls") combining the chunks of a map whose struct keys hold one (generated seed 24): not generated before 26 (not
+# guarded by the twin yet; 16 to 24 not measured).
+_DICT_NULLS = int(pa.__version__.split(".")[0]) >= 26
 
 INTS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 LEAVES = [*INTS, "bool", "float32", "float64", "string", "binary", "date", "timestamp", "timestamp_ntz", "decimal"]

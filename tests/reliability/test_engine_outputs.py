@@ -21,6 +21,7 @@ import pytest
 from tests.optional import LOCAL_ENGINES
 from ubunye.config.model import IOConfig
 from ubunye.engines import get_engine
+from ubunye.engines.delta import sub_microsecond_column
 from ubunye.engines.spark_engine import SparkEngine
 from ubunye.exceptions import EngineError
 
@@ -409,6 +410,52 @@ def test_delta_nanoseconds_are_refused_unless_whole_microseconds(tmp_path, engin
     assert _reads_back(
         engine_name, tmp_path, pa.table({"t": pa.StructArray.from_arrays([us], ["t"]) if nested else us})
     )
+
+
+def _hidden_and_shown_nanoseconds() -> tuple[dict[str, pa.Array], dict[str, pa.Array]]:
+    """Columns whose one nanosecond value (2024-01-01 00:00:00.000000123) is no value of the table (under a null
+    slot, in an unused dictionary entry), and the same columns with it shown."""
+    ns = pa.timestamp("ns")
+    odd = 1_704_067_200_000_000_123
+    values = pa.array([1_000, odd], ns)
+    null_second = pa.array([False, True])
+    offsets = pa.array([0, 1, 2], pa.int32())
+    hidden = {
+        "struct": pa.StructArray.from_arrays([values], ["t"], mask=null_second),
+        "list": pa.ListArray.from_arrays(offsets, values, mask=null_second),
+        "large_list": pa.LargeListArray.from_arrays(pa.array([0, 1, 2], pa.int64()), values, mask=null_second),
+        "map": pa.MapArray.from_arrays(offsets, pa.array(["a", "b"]), values, mask=null_second),
+        "map_key": pa.MapArray.from_arrays(offsets, values, pa.array([1, 2]), mask=null_second),
+        "dictionary": pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int8()), values),
+    }
+    shown = {
+        "struct": pa.StructArray.from_arrays([values], ["t"]),
+        "list": pa.ListArray.from_arrays(offsets, values),
+        "large_list": pa.LargeListArray.from_arrays(pa.array([0, 1, 2], pa.int64()), values),
+        "map": pa.MapArray.from_arrays(offsets, pa.array(["a", "b"]), values),
+        "map_key": pa.MapArray.from_arrays(offsets, values, pa.array([1, 2])),
+        "dictionary": pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), values),
+    }
+    return hidden, shown
+
+
+def test_nanoseconds_that_are_no_value_of_the_table_are_not_refused() -> None:
+    hidden, shown = _hidden_and_shown_nanoseconds()
+    for kind in hidden:
+        assert sub_microsecond_column(pa.table({kind: hidden[kind]})) is None, kind
+        assert sub_microsecond_column(pa.table({"ok": [1], kind: shown[kind].slice(1)})) == kind, kind
+    assert sub_microsecond_column(pa.table({"c": pa.chunked_array([hidden["list"], shown["list"]])})) == "c"
+
+
+def test_a_delta_write_takes_a_frame_whose_nanoseconds_are_hidden(tmp_path) -> None:
+    hidden, _ = _hidden_and_shown_nanoseconds()
+    table = pa.table({"s": hidden["struct"], "l": hidden["list"]})
+    write("pandas", table, out("delta"), tmp_path)
+    us = pa.array([1, None], pa.timestamp("us"))
+    got = get_engine("pandas").read(out("delta"), tmp_path)
+    frame = pa.Table.from_pandas(got) if isinstance(got, pd.DataFrame) else got
+    assert frame.column("s").to_pylist() == [{"t": us[0].as_py()}, None]
+    assert frame.column("l").to_pylist() == [[us[0].as_py()], None]
 
 
 # --- 6. an append of other columns or types is refused -----------------------------------------------------------

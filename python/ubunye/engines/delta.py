@@ -39,6 +39,7 @@ import pyarrow as pa
 from ubunye.engines.paths import resolve_path
 from ubunye.engines.transaction import type_text
 from ubunye.exceptions import EngineError
+from ubunye.hashing.encode import visible
 from ubunye.isotime import parse_time
 
 if TYPE_CHECKING:
@@ -223,14 +224,36 @@ def sub_microsecond_column(table: pa.Table) -> str | None:
         't'
     """
     for field, values in zip(table.schema, table.columns, strict=True):
-        micro = _in_microseconds(field.type)
-        if micro == field.type:
-            continue
-        try:
-            values.cast(micro, safe=True)  # safe: refuses to drop a non-zero sub-microsecond part
-        except pa.ArrowInvalid:
+        if _in_microseconds(field.type) != field.type and any(_sub_microsecond(c) for c in values.chunks):
             return str(field.name)
     return None
+
+
+def _sub_microsecond(arr: pa.Array) -> bool:
+    """Whether a value of ``arr`` (at any depth) is a timestamp with a non-zero sub-microsecond part. Only values of
+    the table count: what lies under a null struct, list or map slot, or in a dictionary entry no index points at,
+    is none (rows-v1 reads the same values: ``ubunye.hashing.encode.visible``)."""
+    t = arr.type
+    if pa.types.is_timestamp(t):
+        try:
+            arr.cast(pa.timestamp("us", t.tz), safe=True)  # safe: refuses to drop a non-zero sub-microsecond part
+        except pa.ArrowInvalid:
+            return True
+        return False
+    if pa.types.is_dictionary(t):
+        return _sub_microsecond(arr.dictionary.take(arr.indices))
+    if pa.types.is_struct(t):
+        return any(_sub_microsecond(child) for child in arr.flatten())  # the struct's nulls carried into its fields
+    if pa.types.is_fixed_size_list(t):
+        return _sub_microsecond(arr.flatten())  # the values of valid slots only
+    if (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)) and len(arr):
+        shown = visible(arr)
+        start, stop = shown.offsets[0].as_py(), shown.offsets[-1].as_py()
+        entries = shown.values.slice(start, stop - start)
+        if pa.types.is_map(t):
+            return _sub_microsecond(entries.field(0)) or _sub_microsecond(entries.field(1))
+        return _sub_microsecond(entries)
+    return False
 
 
 def _refuse_sub_microseconds(table: pa.Table, io: IOConfig) -> None:

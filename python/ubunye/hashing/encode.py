@@ -139,11 +139,17 @@ def _views_as_list(arr: pa.Array) -> pa.LargeListArray:
     return pa.LargeListArray.from_arrays(pa.array(bounds, pa.int64()), child, mask=arr.is_null())
 
 
-def _visible(arr: pa.Array) -> pa.Array:
+def visible(arr: pa.Array) -> pa.Array:
     """A non-empty list or map array whose null slots cover no child values: Arrow lets a null slot cover any (its
     offsets need not be equal), and what they hold is no value of the table (sections 3 and 6). Never read, it can
     neither be refused (a null map key, nanoseconds, a date64 that is not a midnight) nor hashed. The array itself
-    when no null slot covers anything (the usual case: nothing is copied)."""
+    when no null slot covers anything (the usual case: nothing is copied).
+
+    Example:
+        >>> lists = pa.ListArray.from_arrays(pa.array([0, 1, 3]), pa.array([1, 2, 3]), mask=pa.array([False, True]))
+        >>> visible(lists).offsets.to_pylist(), visible(lists).values.to_pylist()
+        ([0, 1, 1], [1])
+    """
     if not arr.null_count:
         return arr
     offsets = arr.offsets.to_numpy()
@@ -169,7 +175,7 @@ def _list(arr: pa.Array, path: str) -> pa.Array:
         arr = _views_as_list(arr)  # null slots read as empty
     elif pa.types.is_fixed_size_list(arr.type):
         arr = arr.cast(pa.large_list(arr.type.value_type))
-    arr = _visible(arr)
+    arr = visible(arr)
     offsets, start, stop = _referenced(arr)
     child = encode_array(arr.values.slice(start, stop - start), path + "[]").fill_null("null")
     builder = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
@@ -203,7 +209,7 @@ def _key_text(keys: pa.Array, path: str) -> pa.Array:
 def _map(arr: pa.MapArray, path: str) -> pa.Array:
     if len(arr) == 0:
         return pa.array([], pa.string())  # never read the offsets of an empty array (see _referenced)
-    arr = _visible(arr)
+    arr = visible(arr)
     offsets, start, stop = _referenced(arr)
     entries = arr.values.slice(start, stop - start)
     keys, items = _decoded(entries.field(0), path + "{key}"), entries.field(1)
