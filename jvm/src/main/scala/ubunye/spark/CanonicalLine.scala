@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.time.LocalDate
 import java.util.Base64
 
+import scala.annotation.switch
+
 import com.fasterxml.jackson.core.io.schubfach.FloatToDecimal
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeArrayData, UnsafeRow}
@@ -127,24 +129,33 @@ private[spark] object CanonicalLine {
 
   /** Section 5.2: BigDecimal.toString at scale exactly s. */
   final case class DecimalWriter(precision: Int, scale: Int) extends ValueWriter {
-    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
-      if (precision > 18 && (in.isInstanceOf[UnsafeRow] || in.isInstanceOf[UnsafeArrayData])) {
-        // Spark internals: UnsafeRow and UnsafeArrayData hold a decimal wider than 18 digits as the big-endian
-        // two's complement bytes of its unscaled value at the column's scale (BigInteger.toByteArray, written by
-        // UnsafeWriter; read back the same way by their getDecimal, Spark 3.5 to 4.3). Most values of a wide
-        // column fit a Long: read those without the BigInteger, BigDecimal and Decimal getDecimal builds.
-        // The bytes are read where they lie: the fixed-width slot holds their offset (from the row's or array's
-        // base) and size, as getBinary reads them, without getBinary's copy.
-        val offsetAndSize = in.getLong(ordinal)
-        val size = offsetAndSize.toInt
-        if (size > 0 && size <= 8) {
-          val unscaled = in match {
-            case r: UnsafeRow       => bigEndian(r.getBaseObject, r.getBaseOffset + (offsetAndSize >> 32), size)
-            case a: UnsafeArrayData => bigEndian(a.getBaseObject, a.getBaseOffset + (offsetAndSize >> 32), size)
-          }
-          if (unscaled >= CompactMin && unscaled < CompactMax) { appendCompact(unscaled, out); return }
-        }
+    def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+      // Spark internals: UnsafeRow and UnsafeArrayData hold a decimal wider than 18 digits as the big-endian
+      // two's complement bytes of its unscaled value at the column's scale (BigInteger.toByteArray, written by
+      // UnsafeWriter; read back the same way by their getDecimal, Spark 3.5 to 4.3). Most values of a wide
+      // column fit a Long: read those without the BigInteger, BigDecimal and Decimal getDecimal builds.
+      // The bytes are read where they lie: the fixed-width slot holds their offset (from the row's or array's
+      // base) and size, as getBinary reads them, without getBinary's copy.
+      in match {
+        case r: UnsafeRow if precision > 18       => writeWide(r.getBaseObject, r.getBaseOffset, r, ordinal, out)
+        case a: UnsafeArrayData if precision > 18 => writeWide(a.getBaseObject, a.getBaseOffset, a, ordinal, out)
+        case _                                    => writeGeneric(in, ordinal, out)
       }
+
+    /** The wide decimal at `ordinal` of an UnsafeRow or UnsafeArrayData `in` whose bytes start at `base` +
+      * `baseOffset`. */
+    private def writeWide(base: AnyRef, baseOffset: Long, in: SpecializedGetters, ordinal: Int,
+        out: LineBuffer): Unit = {
+      val offsetAndSize = in.getLong(ordinal)
+      val size = offsetAndSize.toInt
+      if (size > 0 && size <= 8) {
+        val unscaled = bigEndian(base, baseOffset + (offsetAndSize >> 32), size)
+        if (unscaled >= CompactMin && unscaled < CompactMax) { appendCompact(unscaled, out); return }
+      }
+      writeGeneric(in, ordinal, out)
+    }
+
+    private def writeGeneric(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
       val d = in.getDecimal(ordinal, precision, scale)
       if (precision <= 18) appendCompact(d.toUnscaledLong, out)
       else {
@@ -158,10 +169,13 @@ private[spark] object CanonicalLine {
 
     /** The big-endian two's complement integer of `size` (1 to 8) bytes at `at`. */
     private def bigEndian(base: AnyRef, at: Long, size: Int): Long = {
-      var value: Long = Platform.getByte(base, at).toLong // sign-extended
-      var i = 1
-      while (i < size) { value = (value << 8) | (Platform.getByte(base, at + i) & 0xff); i += 1 }
-      value
+      // One load of the eight bytes that end where the value ends (a loop over its bytes was a tenth of the
+      // line's time). They lie inside the row or array: its variable-length part, where the value is, comes after
+      // at least 16 bytes of null bits and fixed-width slots (an UnsafeArrayData's also after its 8-byte length).
+      val word = Platform.getLong(base, at + size - 8)
+      val value = if (LineBuffer.LittleEndian) java.lang.Long.reverseBytes(word) else word
+      val drop = 64 - 8 * size
+      (value << drop) >> drop // its low `size` bytes, sign-extended
     }
 
     /** BigDecimal.toString of unscaled x 10^-scale without a BigDecimal (the unscaled value fits a Long). */
@@ -226,6 +240,20 @@ private[spark] object CanonicalLine {
     override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
       out.append(valid(in.getUTF8String(ordinal)).getBytes)
 
+    /** `write` for a string column of an UnsafeRow (StructWriter's fast path): its bytes escaped where they lie
+      * (the fixed-width slot holds their offset from the row's base and their size, as getUTF8String reads
+      * them), without the UTF8String view. Text with a byte >= 0x80 is written again by `write`, which checks it. */
+    def writeUnsafe(row: UnsafeRow, ordinal: Int, out: LineBuffer): Unit = row.getBaseObject match {
+      case a: Array[Byte] =>
+        val offsetAndSize = row.getLong(ordinal)
+        val mark = out.length
+        out.append('"')
+        val at = row.getBaseOffset + (offsetAndSize >> 32) - Platform.BYTE_ARRAY_OFFSET
+        if (out.appendEscaped(a, at.toInt, offsetAndSize.toInt)) { out.truncate(mark); write(row, ordinal, out) }
+        else out.append('"')
+      case _ => write(row, ordinal, out)
+    }
+
     /** Bytes that are not UTF-8 are read as Java (and so Jackson, and to_json) reads them: U+FFFD. */
     private def valid(s: UTF8String): UTF8String =
       if (SparkCompat.isValidUtf8(s)) s else UTF8String.fromString(new String(s.getBytes, UTF_8))
@@ -278,21 +306,23 @@ private[spark] object CanonicalLine {
   /** Microseconds since the epoch: of the instant (timestamp, written in UTC with `Z`) or of the wall clock
     * read as if in UTC (timestamp_ntz). The session time zone is never consulted. */
   final case class TimestampWriter(zulu: Boolean) extends TextWriter {
-    private final val MicrosPerDay = 86400L * 1000000L
-
-    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
-      val micros = in.getLong(ordinal)
-      // One division each, the remainders by multiplying back (a division by a constant is a multiplication
-      // too, but a longer one): every timestamp of every row goes through here.
-      val day = Math.floorDiv(micros, MicrosPerDay)
-      val ofDay = micros - day * MicrosPerDay
-      val second = (ofDay / 1000000L).toInt
-      appendDate(day, out)
-      out.append('T')
-      out.appendTimeOfDay(second, (ofDay - second * 1000000L).toInt)
-      if (zulu) out.append('Z')
-    }
+    override def writeKeyText(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
+      appendTimestamp(in.getLong(ordinal), zulu, out)
   }
+
+  /** The text of a timestamp (`zulu`: with `Z`) of `micros` since the epoch, unquoted. */
+  def appendTimestamp(micros: Long, zulu: Boolean, out: LineBuffer): Unit = {
+    // One division each, the remainders by multiplying back (a division by a constant is a multiplication
+    // too, but a longer one): every timestamp of every row goes through here.
+    val day = Math.floorDiv(micros, MicrosPerDay)
+    val ofDay = micros - day * MicrosPerDay
+    val second = (ofDay / 1000000L).toInt
+    appendDate(day, out)
+    out.append('T')
+    out.appendTimeOfDay(second, (ofDay - second * 1000000L).toInt)
+    if (zulu) out.append('Z')
+  }
+  private final val MicrosPerDay = 86400L * 1000000L
 
   final case class ArrayWriter(element: ValueWriter) extends ValueWriter {
     def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit = {
@@ -370,7 +400,66 @@ private[spark] final class StructWriter(
   def write(in: SpecializedGetters, ordinal: Int, out: LineBuffer): Unit =
     writeObject(in.getStruct(ordinal, names.length), out)
 
-  def writeObject(row: InternalRow, out: LineBuffer): Unit = {
+  // The fast path of writeObject, indexed by position k in `order` (not by field): the input ordinal, the kind
+  // of value (StructWriter.kind), and the member names as words for LineBuffer.appendWords.
+  private val ordinals: Array[Int] = order.map(i => if (source == null) i else source(i))
+  private val kinds: Array[Int] = order.map(i => StructWriter.kind(writers(i)))
+  private val sorted: Array[ValueWriter] = order.map(writers)
+  private val firstWords: Array[Long] = order.flatMap(i => wordsOf(keys(i)))
+  private val nextWords: Array[Long] = order.flatMap(i => wordsOf(nextKeys(i)))
+  private val firstLengths: Array[Int] = order.map(keys(_).length)
+  private val nextLengths: Array[Int] = order.map(nextKeys(_).length)
+  private def wordsOf(b: Array[Byte]): Array[Long] = { val (w0, w1) = LineBuffer.words(b); Array(w0, w1) }
+  /** Whether every member name fits two words and every ordinal the first word of an UnsafeRow's null bits (a
+    * row of no fields has no null bits to read). */
+  private val fast: Boolean = ordinals.nonEmpty && nextKeys.forall(_.length <= 16) && ordinals.forall(_ < 64)
+
+  def writeObject(row: InternalRow, out: LineBuffer): Unit = row match {
+    case u: UnsafeRow if fast => writeUnsafe(u, out)
+    case _                    => writeGeneric(row, out)
+  }
+
+  /** writeObject of an UnsafeRow (the rows Spark hands an aggregate): one method for the whole row, each field
+    * dispatched on its kind by a switch rather than by a virtual call of its writer (eight or so writer classes
+    * at one call site is a megamorphic call the JIT cannot inline), its value read through the final class
+    * UnsafeRow. Spark internals: UnsafeRow's null bits are the words at its start, bit j of the first word for
+    * ordinal j < 64 (UnsafeRow.isNullAt); the first word is read once per row. */
+  private def writeUnsafe(u: UnsafeRow, out: LineBuffer): Unit = {
+    val nulls = Platform.getLong(u.getBaseObject, u.getBaseOffset)
+    out.append('{')
+    var first = true
+    var k = 0
+    while (k < ordinals.length) {
+      val j = ordinals(k)
+      if ((nulls & (1L << j)) == 0) {
+        if (first) out.appendWords(firstWords(2 * k), firstWords(2 * k + 1), firstLengths(k))
+        else out.appendWords(nextWords(2 * k), nextWords(2 * k + 1), nextLengths(k))
+        first = false
+        (kinds(k): @switch) match {
+          case StructWriter.KindLong    => out.appendLong(u.getLong(j))
+          case StructWriter.KindInt     => out.appendLong(u.getInt(j).toLong)
+          case StructWriter.KindBoolean => out.appendBoolean(u.getBoolean(j))
+          case StructWriter.KindDouble =>
+            val v = u.getDouble(j)
+            if (java.lang.Double.isFinite(v)) ShortestDouble.append(v, out)
+            else CanonicalLine.DoubleWriter.write(u, j, out)
+          case StructWriter.KindString => CanonicalLine.StringWriter.writeUnsafe(u, j, out)
+          case StructWriter.KindDate =>
+            out.append('"'); CanonicalLine.appendDate(u.getInt(j).toLong, out); out.append('"')
+          case StructWriter.KindTimestamp =>
+            out.append('"'); CanonicalLine.appendTimestamp(u.getLong(j), zulu = true, out); out.append('"')
+          case StructWriter.KindTimestampNtz =>
+            out.append('"'); CanonicalLine.appendTimestamp(u.getLong(j), zulu = false, out); out.append('"')
+          case StructWriter.KindDecimal => sorted(k).asInstanceOf[CanonicalLine.DecimalWriter].write(u, j, out)
+          case _                        => sorted(k).write(u, j, out)
+        }
+      }
+      k += 1
+    }
+    out.append('}')
+  }
+
+  private def writeGeneric(row: InternalRow, out: LineBuffer): Unit = {
     out.append('{')
     var first = true
     var k = 0
@@ -410,5 +499,32 @@ private[spark] final class StructWriter(
       k += 1
     }
     out.append('}')
+  }
+}
+
+private[spark] object StructWriter {
+  // The kinds of value StructWriter's fast path writes itself; KindOther goes through the field's writer.
+  final val KindOther = 0
+  final val KindLong = 1
+  final val KindInt = 2
+  final val KindBoolean = 3
+  final val KindDouble = 4
+  final val KindString = 5
+  final val KindDate = 6
+  final val KindTimestamp = 7
+  final val KindTimestampNtz = 8
+  final val KindDecimal = 9
+
+  def kind(w: ValueWriter): Int = w match {
+    case CanonicalLine.LongWriter             => KindLong
+    case CanonicalLine.IntWriter              => KindInt
+    case CanonicalLine.BooleanWriter          => KindBoolean
+    case CanonicalLine.DoubleWriter           => KindDouble
+    case CanonicalLine.StringWriter           => KindString
+    case CanonicalLine.DateWriter             => KindDate
+    case CanonicalLine.TimestampWriter(true)  => KindTimestamp
+    case CanonicalLine.TimestampWriter(false) => KindTimestampNtz
+    case _: CanonicalLine.DecimalWriter       => KindDecimal
+    case _                                    => KindOther
   }
 }

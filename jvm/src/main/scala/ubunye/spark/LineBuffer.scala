@@ -37,6 +37,17 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
 
   def append(src: Array[Byte]): Unit = append(src, 0, src.length)
 
+  /** Appends the first `n` (at most 16) bytes of the 16 held by two words, as Platform.getLong read them from a
+    * byte array (so the byte order is the machine's either way): two stores instead of an arraycopy, for the
+    * member names (`,"name":`) of every row. Bytes past `n` are written too, in room ensured here, and are
+    * overwritten by what comes next. */
+  def appendWords(w0: Long, w1: Long, n: Int): Unit = {
+    ensure(16)
+    Platform.putLong(buf, Platform.BYTE_ARRAY_OFFSET + len, w0)
+    Platform.putLong(buf, Platform.BYTE_ARRAY_OFFSET + len + 8, w1)
+    len += n
+  }
+
   /** Appends an ASCII-only string (numbers, dates, literals) byte by byte. */
   def appendAscii(s: String): Unit = {
     val n = s.length
@@ -55,49 +66,60 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
       appendPadded(x, LineBuffer.digitCount(x))
     }
 
-  /** Appends `v` as exactly `width` decimal digits, zero-padded (v >= 0): its low `width` digits. Eight digits
-    * at a time, each group split into four pairs by independent Int divisions and written from a table of digit
-    * pairs: every date, time, integer, decimal and double is written here, so this is the hottest code of the
-    * line writer. */
+  /** Appends `true` or `false` as one store. */
+  def appendBoolean(b: Boolean): Unit =
+    if (b) appendWords(LineBuffer.TrueWord, 0L, 4) else appendWords(LineBuffer.FalseWord, 0L, 5)
+
+  /** Appends `v` as exactly `width` decimal digits, zero-padded (v >= 0): its low `width` digits. Every date,
+    * time, integer, decimal and double is written here or by put2, so this is the hottest code of the line
+    * writer: eight digits at a time, each group made one word by LineBuffer.digits8 and written with one store. */
   def appendPadded(v: Long, width: Int): Unit = {
-    ensure(width)
-    var i = len + width
-    var x = v
-    while (i - 8 >= len) {
-      val q = x / 100000000L
-      put8(i - 8, (x - q * 100000000L).toInt)
-      x = q
-      i -= 8
-    }
-    var y = (x % 100000000L).toInt
-    while (i - 2 >= len) {
-      val q = y / 100
-      i -= 2
-      put2(i, y - 100 * q)
-      y = q
-    }
-    if (i > len) buf(len) = ('0' + (y % 10)).toByte
+    ensure(width + 9)
+    putDigits(v, width, len, Int.MaxValue)
     len += width
   }
 
-  /** The eight digits of `v` (0 to 99999999) at `p`: the caller has ensured room. */
-  private def put8(p: Int, v: Int): Unit = {
-    val high = v / 10000
-    val low = v - 10000 * high
-    val hh = high / 100
-    val lh = low / 100
-    put2(p, hh)
-    put2(p + 2, high - 100 * hh)
-    put2(p + 4, lh)
-    put2(p + 6, low - 100 * lh)
-  }
+  /** Writes the low `width` digits of `v` at `p` and on, with a gap at `point` (the digits from there on one
+    * place to the right) when `point` is inside them. The groups of eight digits are written from the left, the
+    * first (1 to 8 digits) as a whole word whose extra bytes the next group's word overwrites; the group the
+    * gap falls in is written twice, whole at its place and its part after the gap one place to the right. Up to
+    * nine bytes past the end are written: the caller has ensured room for them. */
+  private def putDigits(v: Long, width: Int, p: Int, point: Int): Unit =
+    if (width <= 8) putHead(p, (v % 100000000L).toInt, width, point)
+    else if (width <= 16) {
+      val q = v / 100000000L
+      putHead(p, (q % 100000000L).toInt, width - 8, point)
+      putGroup(p + width - 8, 8, LineBuffer.digits8((v - q * 100000000L).toInt), point)
+    } else {
+      val q = v / 100000000L
+      val q2 = q / 100000000L
+      putHead(p, (q2 % 100000000L).toInt, width - 16, point)
+      putGroup(p + width - 16, 8, LineBuffer.digits8((q - q2 * 100000000L).toInt), point)
+      putGroup(p + width - 8, 8, LineBuffer.digits8((v - q * 100000000L).toInt), point)
+    }
+
+  /** The low `n` (0 to 8) digits of `x` (0 to 99999999) at `p` (a group of putDigits). */
+  private def putHead(p: Int, x: Int, n: Int, point: Int): Unit =
+    if (n > 0) putGroup(p, n, LineBuffer.digits8(x) >>> (8 * (8 - n)), point) // the leading digits are the low bytes
+
+  /** The `n` digits of `w` (putDigits' group at `p`): at `p`, or one place on when they are after the gap at
+    * `point`, or split there. */
+  private def putGroup(p: Int, n: Int, w: Long, point: Int): Unit =
+    if (p + n <= point) putWord(p, w)
+    else if (p >= point) putWord(p + 1, w)
+    else {
+      putWord(p, w)
+      putWord(point + 1, w >>> (8 * (point - p)))
+    }
+
+  /** Eight bytes at `p`, the first in the low byte of `w` (the caller has ensured room). */
+  private def putWord(p: Int, w: Long): Unit =
+    Platform.putLong(buf, Platform.BYTE_ARRAY_OFFSET + p,
+      if (LineBuffer.LittleEndian) w else java.lang.Long.reverseBytes(w))
 
   /** The two digits of `v` (0 to 99) at `p`: the caller has ensured room. */
-  private def put2(p: Int, v: Int): Unit = {
-    val r = v << 1
-    buf(p) = LineBuffer.DigitPairs(r)
-    buf(p + 1) = LineBuffer.DigitPairs(r + 1)
-  }
+  private def put2(p: Int, v: Int): Unit =
+    Platform.putShort(buf, Platform.BYTE_ARRAY_OFFSET + p, LineBuffer.DigitPairs(v)) // one load, one store
 
   /** Appends `yyyy-MM-dd` (year 0 to 9999) with one bounds check: dates and timestamps are on most rows. */
   def appendYearMonthDay(year: Int, month: Int, day: Int): Unit = {
@@ -135,19 +157,15 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
   }
 
   /** Appends `v` as `width` digits (as appendPadded) with a `.` before the last `fraction` of them (0 <= fraction
-    * < width). The number is written whole, one place to the right, and the digits before the point are moved
-    * back over that place: splitting it first would divide by a power of ten not known in advance (a hardware
-    * division; divisions by constants are multiplications), and the integer part is the short side (doubles of
-    * a plain layout have at most seven digits there). */
+    * < width). The digits go around the point as they are written (putDigits): splitting the number first would
+    * divide by a power of ten not known in advance (a hardware division; divisions by constants are
+    * multiplications). */
   def appendPointed(v: Long, width: Int, fraction: Int): Unit = {
-    ensure(width + 1)
-    val start = len
-    len += 1
-    appendPadded(v, width)
-    var i = start
-    val point = start + width - fraction
-    while (i < point) { buf(i) = buf(i + 1); i += 1 }
-    buf(point) = '.'
+    ensure(width + 10)
+    val point = len + width - fraction
+    putDigits(v, width, len, point)
+    buf(point) = '.' // last: the words before it may have written over its place
+    len += width + 1
   }
 
   /** Drops what was appended after `mark` (a length read earlier). */
@@ -230,6 +248,9 @@ private[spark] final class LineBuffer(initialCapacity: Int = 256) {
 }
 
 private[spark] object LineBuffer {
+  /** The byte order of Platform.getLong and putLong: the machine's. */
+  val LittleEndian: Boolean = java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
+
   private final val Ones = 0x0101010101010101L
   private final val HighBits = 0x8080808080808080L
 
@@ -245,6 +266,29 @@ private[spark] object LineBuffer {
 
   private val Pow10: Array[Long] = Array.iterate(1L, 19)(_ * 10)
 
+  /** The eight ASCII digits of `x` (0 to 99999999, zero-padded) as one word, the first digit in its low byte.
+    * SIMD within a register: x is split into two halves of four digits (32-bit lanes), each lane into two pairs
+    * (16-bit lanes), each pair into two digits (bytes), every lane divided at once by multiplying by a
+    * reciprocal and shifting: 10486 / 2^20 is 1/100 and 103 / 2^10 is 1/10 exactly enough for the lanes' ranges
+    * (below 10^4 and below 100), and no lane's product reaches the next lane. FastPathSuite checks every x. */
+  def digits8(x: Int): Long = {
+    val high = x / 10000
+    val z = high.toLong | ((x - 10000 * high).toLong << 32)
+    val hundreds = ((z * 10486L) >>> 20) & 0x0000007f0000007fL
+    val pairs = hundreds | ((z - 100 * hundreds) << 16)
+    val tens = ((pairs * 103L) >>> 10) & 0x000f000f000f000fL
+    (tens | ((pairs - 10 * tens) << 8)) + 0x3030303030303030L
+  }
+
+  /** The first eight and the next eight bytes of `bytes` (zero-padded to 16) as Platform.getLong reads them, for
+    * appendWords. */
+  def words(bytes: Array[Byte]): (Long, Long) = {
+    val padded = Arrays.copyOf(bytes, 16)
+    (Platform.getLong(padded, Platform.BYTE_ARRAY_OFFSET), Platform.getLong(padded, Platform.BYTE_ARRAY_OFFSET + 8))
+  }
+  private val TrueWord: Long = words("true".getBytes(UTF_8))._1
+  private val FalseWord: Long = words("false".getBytes(UTF_8))._1
+
   /** The number of decimal digits of `x` (x >= 0; 1 for 0): from its bit length, as floor(bits log10(2)) is the
     * count or one less (ShortestDouble.flog10pow2), without a loop over the powers of ten. */
   def digitCount(x: Long): Int = {
@@ -253,8 +297,11 @@ private[spark] object LineBuffer {
   }
 
   private val Hex: Array[Byte] = "0123456789ABCDEF".getBytes(UTF_8) // upper case, as Jackson writes
-  /** "00" "01" ... "99": the two ASCII digits of i at 2i and 2i + 1. */
-  private val DigitPairs: Array[Byte] = Array.tabulate(200)(i => ('0' + (if (i % 2 == 0) i / 20 else i / 2 % 10)).toByte)
+  /** "00" "01" ... "99": the two ASCII digits of i as Platform.getShort reads them from a byte array (so in the
+    * machine's byte order, as put2 stores them). */
+  private val DigitPairs: Array[Short] = Array.tabulate(100) { i =>
+    Platform.getShort(Array[Byte](('0' + i / 10).toByte, ('0' + i % 10).toByte), Platform.BYTE_ARRAY_OFFSET)
+  }
 
   /** Code point order of two UTF-8 byte strings (= unsigned lexicographic order of their bytes). Written out
     * rather than Arrays.compareUnsigned, which is Java 9+: the Spark 3.5 jars run on Java 8. */

@@ -109,11 +109,13 @@ private[spark] object ShortestDouble {
     val s = vb >> 2
     if (s >= 100) {
       // One digit fewer: s' = floor(s / 10) as a multiply (the paper's section 10 table, n = 17, m = 1).
-      val sp10 = 10 * SparkCompat.multiplyHigh(s, 115292150460684698L << 4)
+      val sp = SparkCompat.multiplyHigh(s, 115292150460684698L << 4)
+      val sp10 = 10 * sp
       val tp10 = sp10 + 10
       val upin = vbl + odd <= (sp10 << 2)
       val wpin = (tp10 << 2) + odd <= vbr
-      if (upin != wpin) { appendDecimal(if (upin) sp10 else tp10, k, out); return }
+      // s' 10^(k+1) rather than 10 s' 10^k: the same number, one trailing zero fewer for appendDecimal to strip.
+      if (upin != wpin) { appendDecimal(if (upin) sp else sp + 1, k + 1, out); return }
     }
     val tt = s + 1
     val uin = vbl + odd <= (s << 2)

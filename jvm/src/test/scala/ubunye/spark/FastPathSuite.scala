@@ -5,13 +5,16 @@ import java.time.format.DateTimeFormatter
 
 import scala.util.Random
 
-import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProjection}
-import org.apache.spark.sql.catalyst.util.GenericArrayData
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, GenericArrayData}
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The writer's fast paths (Int date arithmetic, two digits per step, wide decimals read from Unsafe bytes)
-  * against independent derivations: java.time's own text, BigDecimal.toString, and the generic-row path. */
+/** The writer's fast paths (Int date arithmetic, eight digits per word, wide decimals read from Unsafe bytes, the
+  * row writer's own path for UnsafeRows) against independent derivations: java.time's own text,
+  * BigDecimal.toString, digits counted one at a time, and the generic-row path. */
 class FastPathSuite extends AnyFunSuite {
 
   private def text(f: LineBuffer => Unit): String = { val out = new LineBuffer(4); f(out); out.toString }
@@ -120,6 +123,117 @@ class FastPathSuite extends AnyFunSuite {
     for ((x, y) <- pairs) {
       val expected = java.math.BigInteger.valueOf(x).multiply(java.math.BigInteger.valueOf(y)).shiftRight(64).longValue
       assert(SparkCompat.multiplyHigh(x, y) == expected, s"$x * $y")
+    }
+  }
+
+  test("digits8: every value 0 to 99999999 as eight ASCII digits, against a counter kept digit by digit") {
+    val digits = Array.fill(8)('0'.toByte) // the counter, most significant first
+    var x = 0
+    while (x < 100000000) {
+      var expected = 0L
+      var d = 7
+      while (d >= 0) { expected = (expected << 8) | digits(d); d -= 1 } // the first digit in the low byte
+      val got = LineBuffer.digits8(x)
+      if (got != expected) fail(s"$x: ${got.toHexString}, expected ${expected.toHexString}")
+      d = 7
+      while (d >= 0 && digits(d) == '9') { digits(d) = '0'; d -= 1 }
+      if (d >= 0) digits(d) = (digits(d) + 1).toByte
+      x += 1
+    }
+  }
+
+  test("padded and pointed digits: every width and point, after and before other bytes, as strings give") {
+    val rnd = new Random(31)
+    for (width <- 1 to 19; fraction <- -1 until width; _ <- 1 to 300) {
+      val v = rnd.nextInt(4) match {
+        case 0 => math.abs(rnd.nextLong() >> rnd.nextInt(64)) // any size
+        case 1 => math.pow(10, rnd.nextInt(19)).toLong - rnd.nextInt(2) // 10^k and 10^k - 1
+        case _ => math.abs(rnd.nextLong()) % (if (width >= 19) Long.MaxValue else math.pow(10, width).toLong)
+      }
+      val digits = if (width == 19) f"$v%019d" else f"$v%019d".takeRight(width)
+      val prefix = "x" * rnd.nextInt(20)
+      val pointed = if (fraction < 0) digits else digits.dropRight(fraction) + "." + digits.takeRight(fraction)
+      val expected = prefix + pointed + "]"
+      val out = new LineBuffer(1 + rnd.nextInt(40)) // growing at any place
+      out.appendAscii(prefix)
+      if (fraction < 0) out.appendPadded(v, width) else out.appendPointed(v, width, fraction)
+      out.append(']')
+      assert(out.toString == expected, s"$v width $width fraction $fraction")
+    }
+  }
+
+  /** Random values of every rows-v1 type (Spark's internal representations), edges included, nulls 1 in 6. */
+  private def randomValue(dt: DataType, rnd: Random, depth: Int = 0): Any = {
+    def pick[T](edges: Seq[T], random: => T): T = if (rnd.nextInt(4) == 0) edges(rnd.nextInt(edges.length)) else random
+    if (rnd.nextInt(6) == 0) return null
+    dt match {
+      case LongType =>
+        pick(Seq(0L, -1L, Long.MinValue, Long.MaxValue, 99999999L, 100000000L), rnd.nextLong() >> rnd.nextInt(64))
+      case IntegerType => pick(Seq(0, -1, Int.MinValue, Int.MaxValue), rnd.nextInt() >> rnd.nextInt(32))
+      case ShortType => rnd.nextInt().toShort
+      case ByteType => rnd.nextInt().toByte
+      case BooleanType => rnd.nextBoolean()
+      case DoubleType =>
+        pick(Seq(0.0, -0.0, Double.NaN, Double.PositiveInfinity, Double.NegativeInfinity, Double.MinPositiveValue,
+          Double.MaxValue, 1e7, 1e-3, 123.0), if (rnd.nextBoolean()) rnd.nextDouble() * 100
+          else java.lang.Double.longBitsToDouble(rnd.nextLong()))
+      case FloatType => rnd.nextFloat() * 1000
+      case StringType =>
+        val pool = Seq("a", "Z", " ", "\"", "\\", "\n", "\u0001", "\u00e9", "\u20ac", "\ud83d\ude00", "customer-")
+        val text = Seq.fill(rnd.nextInt(30))(if (rnd.nextInt(5) == 0) pool(rnd.nextInt(pool.length)) else "x").mkString
+        val bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+        if (rnd.nextInt(20) == 0 && bytes.nonEmpty) bytes(rnd.nextInt(bytes.length)) = 0xff.toByte // not UTF-8
+        UTF8String.fromBytes(bytes)
+      case BinaryType => Array.fill(rnd.nextInt(10))(rnd.nextInt().toByte)
+      case DateType => pick(Seq(0, -719468, 2932896, -719469, 2932897, Int.MinValue / 2), rnd.nextInt(40000) - 10000)
+      case TimestampType | TimestampNTZType =>
+        pick(Seq(0L, -1L, 1700000000000000L, -62135596800000000L, 253402300799999999L),
+          rnd.nextLong() >> (rnd.nextInt(10) + 3))
+      case d: DecimalType =>
+        val limit = BigInt(10).pow(d.precision)
+        val wide = if (rnd.nextBoolean()) BigInt(rnd.nextLong()) else BigInt(1)
+        val u = (BigInt(rnd.nextLong()) * wide) >> rnd.nextInt(64)
+        Decimal(BigDecimal(u % limit, d.scale), d.precision, d.scale)
+      case ArrayType(et, _) => new GenericArrayData(Array.fill(rnd.nextInt(4))(randomValue(et, rnd, depth + 1)))
+      case MapType(kt, vt, _) =>
+        val keys = Seq.fill(rnd.nextInt(4))(rnd.nextLong()).distinct
+        ArrayBasedMapData(keys.toArray[Any], keys.map(_ => randomValue(vt, rnd, depth + 1)).toArray)
+      case st: StructType => new GenericInternalRow(st.fields.map(f => randomValue(f.dataType, rnd, depth + 1)))
+    }
+  }
+
+  test("the row writer's UnsafeRow path equals its generic path: every type, random values, nulls, names") {
+    val rnd = new Random(37)
+    val types: Seq[DataType] = Seq(LongType, IntegerType, ShortType, ByteType, BooleanType, DoubleType, FloatType,
+      StringType, BinaryType, DateType, TimestampType, TimestampNTZType, DecimalType(20, 2), DecimalType(38, 10),
+      DecimalType(10, 3), DecimalType(19, 0), ArrayType(StringType), MapType(LongType, DoubleType),
+      new StructType().add("b", TimestampType).add("a", DecimalType(25, 5)).add("c", StringType))
+    // Name lengths around the two words of a member name (`,"name":` is the name and 4 bytes).
+    def name(i: Int) = s"c$i" + "n" * rnd.nextInt(16)
+    for (round <- 1 to 60) {
+      val n = if (round % 10 == 0) 70 else 1 + rnd.nextInt(12) // past 64 columns: the generic path
+      val colTypes = Seq.fill(n)(types(rnd.nextInt(types.length)))
+      val names = (0 until n).map(name)
+      // The columns read from a wider input row in another order, as the aggregate reads them (its `source`).
+      val extra = rnd.nextInt(3)
+      val source = rnd.shuffle((0 until n + extra).toList).take(n).toArray
+      val inputTypes = Array.fill[DataType](n + extra)(LongType)
+      for (i <- 0 until n) inputTypes(source(i)) = colTypes(i)
+      val schema = StructType(inputTypes.zipWithIndex.map { case (t, i) => StructField(s"f$i", t) })
+      val toUnsafe = UnsafeProjection.create(schema)
+      val writer = CanonicalLine.rowWriter(names, colTypes, source)
+      for (_ <- 1 to 300) {
+        val generic = new GenericInternalRow(inputTypes.map(randomValue(_, rnd)))
+        val unsafe: InternalRow = toUnsafe(generic)
+        assert(unsafe.isInstanceOf[UnsafeRow])
+        val expected = text(writer.writeObject(generic, _))
+        assert(text(writer.writeObject(unsafe, _)) == expected, s"types $colTypes")
+        // after other bytes, as the aggregate's reused buffer holds them
+        val out = new LineBuffer(3)
+        out.appendAscii("{}{}{}")
+        writer.writeObject(unsafe, out)
+        assert(out.toString == "{}{}{}" + expected)
+      }
     }
   }
 }
