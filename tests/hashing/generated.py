@@ -42,11 +42,12 @@ from ubunye.testing.vectors import Vector
 _VIEWS = hasattr(pa, "string_view")
 _NARROW_DECIMALS = hasattr(pa, "decimal32")
 _MAP_MASK = int(pa.__version__.split(".")[0]) >= 17
-# A dictionary holding a null value, in chunks inside a list, map or struct: refused before pyarrow 16 (HashError);
+# A dictionary holding a null value, in chunks inside a list, map or struct: refused before pyarrow 16 (HashError).
+_DICT_NULLS = int(pa.__version__.split(".")[0]) >= 16
 # pyarrow 25.0.1 (the newest for Python 3.10) aborts the process (a C++ check: "Map array keys array should have no
-# nulls") combining the chunks of a map whose struct keys hold one (generated seed 24): not generated before 26 (not
-# guarded by the twin yet; 16 to 24 not measured).
-_DICT_NULLS = int(pa.__version__.split(".")[0]) >= 26
+# nulls") combining the chunks of a map whose struct keys hold one (generated seed 24): such dictionaries are not
+# generated before pyarrow 26 (not guarded by the twin yet; 16 to 24 not measured).
+_GENERATE_DICT_NULLS = int(pa.__version__.split(".")[0]) >= 26
 
 INTS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 LEAVES = [*INTS, "bool", "float32", "float64", "string", "binary", "date", "timestamp", "timestamp_ntz", "decimal"]
@@ -303,7 +304,7 @@ def _dictionary(arr: pa.Array, rng: random.Random, value_type: pa.DataType | Non
     picks = pa.array(rng.choices(range(max(1, len(values))), k=2), pa.int64())
     extra = arr.filter(arr.is_valid()).take(picks) if len(values) else None
     parts = [values] + ([extra] if extra is not None and len(extra) else [])
-    null_entry = _DICT_NULLS and rng.random() < 0.4 and not valid.all()
+    null_entry = _GENERATE_DICT_NULLS and rng.random() < 0.4 and not valid.all()
     if null_entry:
         parts.append(pa.nulls(1, values.type))
     dictionary = pa.concat_arrays(parts)
