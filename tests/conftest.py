@@ -37,7 +37,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         params = item.callspec.params if isinstance(item, pytest.Function) and hasattr(item, "callspec") else {}
         if SPARK_FIXTURES.intersection(set(getattr(item, "fixturenames", ())) - set(params)):
             item.add_marker(pytest.mark.spark)
-        if not HAVE_POLARS and any(isinstance(v, str) and v == "polars" for v in params.values()):
+        polars_case = any(isinstance(v, str) and v == "polars" for v in params.values())
+        if not HAVE_POLARS and polars_case and item.get_closest_marker("runs_without_polars") is None:
             item.add_marker(pytest.mark.skip(reason=NO_POLARS))
 
 

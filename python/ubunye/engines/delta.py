@@ -40,6 +40,7 @@ from ubunye.engines.paths import resolve_path
 from ubunye.engines.transaction import type_text
 from ubunye.exceptions import EngineError
 from ubunye.hashing.encode import visible
+from ubunye.hashing.types import is_list_view
 from ubunye.isotime import parse_time
 
 if TYPE_CHECKING:
@@ -204,6 +205,9 @@ def _in_microseconds(dtype: pa.DataType) -> pa.DataType:
         return pa.list_(dtype.value_field.with_type(_in_microseconds(dtype.value_type)))
     if t.is_large_list(dtype):
         return pa.large_list(dtype.value_field.with_type(_in_microseconds(dtype.value_type)))
+    if is_list_view(dtype):  # pyarrow >= 16
+        value = dtype.value_field.with_type(_in_microseconds(dtype.value_type))
+        return pa.large_list_view(value) if t.is_large_list_view(dtype) else pa.list_view(value)
     if t.is_fixed_size_list(dtype):
         return pa.list_(dtype.value_field.with_type(_in_microseconds(dtype.value_type)), dtype.list_size)
     if t.is_dictionary(dtype):
@@ -224,27 +228,35 @@ def sub_microsecond_column(table: pa.Table) -> str | None:
         't'
     """
     for field, values in zip(table.schema, table.columns, strict=True):
-        if _in_microseconds(field.type) != field.type and any(_sub_microsecond(c) for c in values.chunks):
+        if any(_sub_microsecond(chunk) for chunk in values.chunks):
             return str(field.name)
     return None
 
 
 def _sub_microsecond(arr: pa.Array) -> bool:
-    """Whether a value of ``arr`` (at any depth) is a timestamp with a non-zero sub-microsecond part. Only values of
-    the table count: what lies under a null struct, list or map slot, or in a dictionary entry no index points at,
-    is none (rows-v1 reads the same values: ``ubunye.hashing.encode.visible``)."""
+    """Whether a value of ``arr`` (at any depth) is a nanosecond timestamp with a non-zero sub-microsecond part.
+
+    Only values of the table count: what lies under a null struct, list or map slot, or in a dictionary entry no
+    index points at, is none (rows-v1 reads the same values: ``ubunye.hashing.encode.visible``). One cast of the
+    whole array first (safe: it refuses to drop a non-zero sub-microsecond part, and looks at hidden values too);
+    only when it refuses are the values narrowed to those of the table, level by level.
+    """
+    micro = _in_microseconds(arr.type)
+    if micro == arr.type:
+        return False  # no nanosecond timestamp inside
+    try:
+        arr.cast(micro, safe=True)
+        return False
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a value to drop, or no cast (list views)
+        pass
     t = arr.type
     if pa.types.is_timestamp(t):
-        try:
-            arr.cast(pa.timestamp("us", t.tz), safe=True)  # safe: refuses to drop a non-zero sub-microsecond part
-        except pa.ArrowInvalid:
-            return True
-        return False
+        return True  # a safe cast of a plain array looks at its valid slots only
     if pa.types.is_dictionary(t):
         return _sub_microsecond(arr.dictionary.take(arr.indices))
     if pa.types.is_struct(t):
         return any(_sub_microsecond(child) for child in arr.flatten())  # the struct's nulls carried into its fields
-    if pa.types.is_fixed_size_list(t):
+    if pa.types.is_fixed_size_list(t) or is_list_view(t):
         return _sub_microsecond(arr.flatten())  # the values of valid slots only
     if (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)) and len(arr):
         shown = visible(arr)
