@@ -115,8 +115,9 @@ spark-lines: jar $(foreach v,$(SPARK_LINES),.venv-spark-$(v)/.installed) ## Conf
 
 # --- optional, not in `make test`: the Databricks LTS stacks ------------------------------------------------------
 # The Spark-lines tier on the Spark, Python and numpy / pandas / pyarrow each LTS runtime ships (its release notes):
-# 14.3 (Spark 3.5.0, Python 3.10; it ships pyarrow 8, below the package's floor: pyarrow 14.0.1 here, what a
-# `%pip install ubunye` brings there), 15.4 (3.5.0, Python 3.11), 16.4 (3.5.2, 3.12), 17.3 (4.0.0, 3.12). Each
+# 14.3 (Spark 3.5.0, Python 3.10; it ships pyarrow 8, below the package's floor, which `%pip install ubunye`
+# upgrades there: here the floor, 14.0.1), 15.4 (3.5.0, Python 3.11), 16.4 (3.5.2, 3.12: here 3.11, as PyPI has no
+# pandas 1.5.3 for 3.12 and its source build fails), 17.3 (4.0.0, 3.12). Each
 # stack's Python must be on PATH (python3.10, python3.12: pyenv, deadsnakes, ...); Databricks' Spark is a fork, and
 # Delta there is built in (here delta-spark from Maven Central). The pins are passed again with the package, so pip
 # refuses rather than upgrades them. About 10 minutes a stack on 2 cores. One: make dbr-stacks DBR_STACKS=14.3
@@ -126,13 +127,13 @@ DBR_STACKS ?= 14.3 15.4 16.4 17.3
 .venv-dbr-15.4/.installed: DBR_PINS := "pyspark==3.5.0" "numpy==1.23.5" "pandas==1.5.3" "pyarrow==14.0.1"
 .venv-dbr-15.4/.installed: DBR_PY := python3.11
 .venv-dbr-16.4/.installed: DBR_PINS := "pyspark==3.5.2" "numpy==1.26.4" "pandas==1.5.3" "pyarrow==15.0.2"
-.venv-dbr-16.4/.installed: DBR_PY := python3.12
+.venv-dbr-16.4/.installed: DBR_PY := python3.11
 .venv-dbr-17.3/.installed: DBR_PINS := "pyspark==4.0.0" "numpy==2.1.3" "pandas==2.2.3" "pyarrow==19.0.1"
 .venv-dbr-17.3/.installed: DBR_PY := python3.12
 
 .venv-dbr-%/.installed: python/pyproject.toml
 	test -n '$(DBR_PINS)' || { echo "no pins for Databricks $* LTS (known: 14.3 15.4 16.4 17.3)"; exit 1; }
-	$(DBR_PY) -c pass 2>/dev/null || { echo "Databricks $* LTS runs $(DBR_PY): put one on PATH to test its stack"; exit 1; }
+	$(DBR_PY) -c pass 2>/dev/null || { echo "the Databricks $* LTS stack runs on $(DBR_PY): put one on PATH to test it"; exit 1; }
 	test "$$(.venv-dbr-$*/bin/python -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null)" = $(DBR_PY) \
 	  || { rm -rf .venv-dbr-$* && $(DBR_PY) -m venv .venv-dbr-$*; }
 	.venv-dbr-$*/bin/pip install -q $(DBR_PINS) "pytest==9.2.0"
