@@ -47,7 +47,7 @@ def test_times_read_alike_on_every_python(text: str, want: dt.datetime) -> None:
         *("yesterday", "", "2026-13-01", "2026-12-01T25:00:00Z", "Z", "2026-12-01T02:00:00.Z"),
         # 3.11's fromisoformat reads these, 3.10's does not: refused on both (one grammar everywhere)
         *("20261201", "20261201T020000Z", "2026-12-01T020000Z", "2026-W48-2", "2026-12-01T02:00:00ZZ"),
-        *(" 2026-12-01", "2026-12-01T02:00:00Z ", "2026-12-01T2:00"),
+        *(" 2026-12-01", "2026-12-01T02:00:00Z ", "2026-12-01T2:00", "\uff12026-12-01", "2026-12-01T0\u0662:00"),
     ],
 )
 def test_anything_else_is_a_value_error(text: str) -> None:

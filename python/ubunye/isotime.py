@@ -16,7 +16,8 @@ import re
 _TIME = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})"
     r"(?:[T ](?P<hour>\d{2})(?::(?P<minute>\d{2})(?::(?P<second>\d{2})(?:[.,](?P<fraction>\d+))?)?)?"
-    r"(?P<zone>[Zz]|(?P<sign>[+-])(?P<zh>\d{2})(?::?(?P<zm>\d{2})(?::?(?P<zs>\d{2})(?:[.,](?P<zf>\d+))?)?)?)?)?"
+    r"(?P<zone>[Zz]|(?P<sign>[+-])(?P<zh>\d{2})(?::?(?P<zm>\d{2})(?::?(?P<zs>\d{2})(?:[.,](?P<zf>\d+))?)?)?)?)?",
+    re.ASCII,  # digits 0-9 only: not the other scripts' digits \d matches in str patterns
 )
 
 
