@@ -475,9 +475,19 @@ def arrow_dataset(table: DeltaTable) -> ds.Dataset:
         deltalake.exceptions.DeltaProtocolError: deltalake's Arrow reader cannot read the table (deletion vectors,
             reader features it does not know): neither can ``to_pyarrow_table()``.
     """
+    import pyarrow.dataset as ds
+
     check_arrow_readable(table, f"Delta table at {table.table_uri}")
+    # deltalake gives each fragment a guarantee built from the file's min/max statistics of every column of the
+    # schema it is handed: a quarter of a millisecond a file, 70% of an incremental hash of a 200-file table
+    # and 0.56 s of one of a 5,000-file table (measured, deltalake 1.6.6). Without a filter no guarantee
+    # changes a value read, so it is handed the partition columns alone (whose values it does set on each
+    # fragment, by its own parsing of the log), and the fragments are read with the whole schema.
     with deltalake_arrow(f"Delta table at {table.table_uri}"):
-        return table.to_pyarrow_dataset()
+        schema = pa.schema(table.schema().to_arrow())  # what to_pyarrow_dataset() reads by default
+        parts = pa.schema([schema.field(c) for c in table.metadata().partition_columns])
+        slim = table.to_pyarrow_dataset(schema=parts)
+    return ds.FileSystemDataset(list(slim.get_fragments()), schema, slim.format, slim.filesystem)
 
 
 def arrow_file_sums(dataset: ds.Dataset, wanted: Collection[str]) -> tuple[dict[str, Sums], list[str]]:
