@@ -265,6 +265,30 @@ def test_output_whose_reader_went_away_exits_141_not_1(uc, command):
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
 
 
+def test_a_broken_pipe_other_than_stdout_is_an_error_not_141(capfd):
+    # Every BrokenPipeError exited 141 with nothing said: a connection to a record store (or any pipe of the
+    # command's own) breaking mid-command looked like `| head` closing the output. Only stdout's reader going away
+    # is 141; this pipe is the command's own, stdout (a file under capfd) is fine.
+    import typer
+
+    from ubunye.cli.errors import domain_errors
+
+    @domain_errors
+    def command() -> None:
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            os.write(write_end, b"x")
+        finally:
+            os.close(write_end)
+
+    with pytest.raises(typer.Exit) as stopped:
+        command()
+    err = capfd.readouterr().err
+    assert stopped.value.exit_code == 2, err
+    assert err.startswith("error: a pipe or connection closed while the command ran") and "Broken pipe" in err, err
+
+
 # --- a store that cannot be listed, or a records URL with no path --------------------------------------------------
 
 READERS = [

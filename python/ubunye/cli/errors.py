@@ -77,15 +77,34 @@ def install_warning_mask() -> None:
 install_warning_mask()
 
 
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe (or socket) whose reader went away: polling its write end reports an error.
+    True when that cannot be told (no ``poll``, stdout without a descriptor), the answer before this check."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return True
+
+
 def domain_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Decorate a command: an UbunyeError prints ``error: <message>`` on stderr and exits 2; output the reader
-    closed exits 141 (:data:`BROKEN_PIPE`), not an exit status the command gives a meaning."""
+    closed exits 141 (:data:`BROKEN_PIPE`), not an exit status the command gives a meaning; any other broken pipe
+    (a connection to a store, a pipe of the command's own) is an ``error:`` line and exit 2."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
-        except BrokenPipeError:
+        except BrokenPipeError as exc:
+            if not _stdout_gone():  # another pipe or a connection (a store, a server) broke: an error, not 141
+                if is_debug():
+                    raise
+                typer.echo(error_line(OSError(f"a pipe or connection closed while the command ran ({exc})")), err=True)
+                raise typer.Exit(DOMAIN_ERROR) from None
             # What is left in stdout's buffer would fail again when Python flushes it at exit.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
