@@ -281,3 +281,96 @@ def test_decimals_are_untouched_by_the_object_checks() -> None:
     assert (
         hash_frame(frame).data_hash == expected([("d", "decimal(3,2)")], [[{"decimal": "1.50"}], [None]])["data_hash"]
     )
+
+
+# --- object columns of lists and dicts: one kind a place, str keys, no sets (an adversarial review's findings) ------
+
+
+def _objects(values: list[object]) -> pd.DataFrame:
+    return pd.DataFrame({"c": pd.Series(values, dtype=object)})
+
+
+@pytest.mark.parametrize(
+    ("values", "found"),
+    [
+        # Arrow took b"a" and "a" for one key: the second row's value was dropped, and row order changed the hash.
+        ([{b"a": 1}, {"a": 2}], r"'c' holds a dict whose key b'a' is a bytes; dict keys must be str"),
+        ([{1: "x"}], r"'c' holds a dict whose key 1 is a int"),
+        # A set has no order: as a list it hashed in this process's string-hash order (PYTHONHASHSEED).
+        ([[{"apple", "banana", "cherry"}]], r"'c\[\]' holds a set, which has no order"),
+        ([{"k": frozenset({1})}], r"'c.k' holds a frozenset"),
+        # Arrow made them one kind: the time of day dropped, str read as bytes, 1 read as 1.0.
+        ([{"k": dt.date(2024, 1, 1)}, {"k": dt.datetime(2024, 1, 1, 5, tzinfo=dt.timezone.utc)}], r"'c.k' .*datetime"),
+        ([[dt.date(2024, 1, 1), dt.datetime(2024, 1, 1, 23)]], r"'c\[\]' holds values of more than one kind"),
+        ([[b"a", "a"]], r"'c\[\]' holds values of more than one kind \(\w+ .* and \w+ "),
+        ([[1], [2.5]], r"'c\[\]' holds values of more than one kind \((int 1 and float 2.5|float 2.5 and int 1)\)"),
+        ([[np.array([1, 2])], [np.array([1.5])]], r"'c\[\]\[\]' holds values of more than one kind"),
+    ],
+)
+def test_nested_values_of_two_kinds_or_without_order_are_refused(values, found):
+    with pytest.raises(HashError, match=r"column 'c' of dtype object: " + found):
+        hash_frame(_objects(values))
+
+
+def test_nested_values_of_one_kind_still_hash_as_arrow_reads_them():
+    # the control: what the checks let through hashes as before, as the same values typed by Arrow
+    frame = _objects([[1, None, 3], [], None, [np.int64(4)]])
+    assert hash_frame(frame).data_hash == hash_frame(pa.table({"c": pa.array([[1, None, 3], [], None, [4]])})).data_hash
+    rows = [{"k": [1.5, float("nan")], "s": "x"}, {"k": None, "s": None}]
+    assert hash_frame(_objects(rows)).data_hash == hash_frame(pa.table({"c": pa.array(rows)})).data_hash
+
+
+def test_a_subclass_of_pandas_dataframe_is_read_by_the_pandas_rules():
+    # frame_kind looked at the type's own name: a subclass went through pandas' Arrow export, which hashed the
+    # index as a column and read NaN as null (section 7 says neither).
+    class Orders(pd.DataFrame):
+        @property
+        def _constructor(self) -> type[Orders]:
+            return Orders
+
+    base = pd.DataFrame({"x": [1.0, np.nan]}, index=[7, 8])
+    assert canonical_lines(Orders(base)) == canonical_lines(base) == ['{"x":1.0}', '{"x":"NaN"}']
+    with pytest.raises(HashError, match="an object column of numbers"):
+        hash_frame(Orders({"n": pd.Series([1, 2], dtype=object)}))
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pd.DataFrame({"k": [1, 1], "c": pd.to_datetime(["2024-01-01", None], utc=True)}).groupby("k")["c"].agg(list),
+        _objects([np.array(["2024-01-01"], dtype="datetime64[D]")]),
+        pd.DataFrame({"c": pd.Series(["\ud800"], dtype="string[python]")}),
+        pd.DataFrame({"c": np.array([1.0], dtype=np.longdouble)}),
+        _objects([[2**70]]),
+        _objects([{b"\xff": 1}]),
+    ],
+    ids=["list with NaT", "datetime64 arrays", "lone surrogate", "longdouble", "int over 64 bits", "bytes key"],
+)
+def test_what_pandas_or_arrow_cannot_convert_is_a_hash_error_naming_the_column(frame):
+    frame = frame.to_frame() if isinstance(frame, pd.Series) else frame
+    with pytest.raises(HashError, match=r"rows-v1 cannot hash column 'c' of dtype"):
+        hash_frame(frame)
+
+
+def test_a_column_name_that_is_not_unicode_is_a_hash_error():
+    with pytest.raises(HashError, match=r"column names of valid Unicode; column '\\ud800'"):
+        hash_frame(pd.DataFrame([[1]], columns=pd.Index(["\ud800"], dtype=object)))
+
+
+def test_a_zone_offset_with_seconds_hashes_its_instants():
+    # pandas keeps such a zone (UTC+00:00:30), Arrow refuses it: section 5.3 hashes the instant, so as in UTC.
+    zone = dt.timezone(dt.timedelta(seconds=30))
+    local = pd.Series(pd.to_datetime(["2024-01-01 00:00:30", "1969-12-31 23:59:59.500000"], format="ISO8601")).dt.tz_localize(zone)
+    in_utc = local.dt.tz_convert("UTC")
+    assert hash_frame(pd.DataFrame({"t": local})) == hash_frame(pd.DataFrame({"t": in_utc}))
+    objects = pd.DataFrame({"t": pd.Series([v.to_pydatetime() for v in local], dtype=object)})
+    assert hash_frame(objects).data_hash == hash_frame(pd.DataFrame({"t": in_utc})).data_hash
+    assert canonical_lines(objects)[0] == '{"t":"2024-01-01T00:00:00.000000Z"}'
+
+
+def test_a_numpy_float_nan_in_an_object_column_is_missing_like_a_python_nan():
+    got = hash_frame(_objects(["a", np.float32("nan"), float("nan")]))
+    assert got == hash_frame(_objects(["a", None, None]))
+    assert hash_frame(_objects([decimal.Decimal("1"), np.float64("nan")])) == hash_frame(
+        _objects([decimal.Decimal("1"), None])
+    )

@@ -39,11 +39,13 @@ def frame_kind(frame: object) -> FrameKind:
         >>> frame_kind(pd.DataFrame({"x": [1]})), frame_kind(pa.table({"x": [1]}))
         ('pandas', 'other')
     """
-    mod, name = type(frame).__module__, type(frame).__name__
-    if name == "DataFrame":
-        for lib in _LIBRARIES:
-            if mod == lib or mod.startswith(lib + "."):
-                return lib
+    # A subclass (class Orders(pd.DataFrame)) is its library's frame too: its rows are read by that library's rules.
+    for cls in type(frame).__mro__:
+        mod, name = cls.__module__, cls.__name__
+        if name == "DataFrame":
+            for lib in _LIBRARIES:
+                if mod == lib or mod.startswith(lib + "."):
+                    return lib
     return "other"
 
 

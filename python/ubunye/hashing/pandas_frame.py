@@ -74,18 +74,23 @@ def _object_array(series: pd.Series, name: str) -> pa.Array:
         return pa.array(values, pa.date32())
     if kind == "datetime" and kinds <= {dt.datetime, pd.Timestamp}:
         _check_datetimes(present, name, series.dtype)
-        return pa.array(values)
+        try:
+            return pa.array(values)
+        except pa.ArrowInvalid:
+            if not all(v.tzinfo is not None for v in present):
+                raise
+            # as for a datetime64[ns, tz] column: a zone Arrow refuses (seconds in its offset), the instant in UTC
+            return pa.array([None if v is None else v.astimezone(dt.timezone.utc) for v in values])
     if kind == "decimal":
         return pa.array(values, _decimal_type(present, name))
     if kinds <= {dict} or all(isinstance(v, (list, tuple, np.ndarray)) for v in present):
+        _check_nested(present, name, series.dtype)
         try:
             nested = pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             msg = (
                 f"its nested values ({_found(present)}) have no single Arrow type ({exc}); a list's items and a "
-                "dict key's values must be of one kind in every row. A map read with Arrow's to_pandas() becomes "
-                "lists of (key, value) tuples, which are not maps: hash the Arrow table, or use "
-                "to_pandas(types_mapper=pd.ArrowDtype)"
+                f"dict key's values must be of one kind in every row. {_MAP_HINT}"
             )
             raise _fail(name, series.dtype, msg) from exc
         if _has_timestamps(nested.type):  # only then can a value have been truncated or its zone guessed
@@ -111,6 +116,12 @@ def _object_array(series: pd.Series, name: str) -> pa.Array:
         "an object column must hold one kind of supported value (str, bytes, datetime.date, datetime.datetime, "
         f"Decimal, list or dict), found {found}",
     )
+
+
+_MAP_HINT = (
+    "A map read with Arrow's to_pandas() becomes lists of (key, value) tuples, which are not maps: hash the Arrow "
+    "table, or use to_pandas(types_mapper=pd.ArrowDtype)"
+)
 
 
 def _found(present: list[object]) -> str:
@@ -154,7 +165,82 @@ def _check_datetimes(present: list[object], name: str, dtype: object) -> None:
 def _is_missing(v: object) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
-    return isinstance(v, float) and np.isnan(v)
+    return isinstance(v, float | np.floating) and bool(np.isnan(v))
+
+
+#: The kind of a scalar inside a list or dict, for :func:`_check_nested` (datetime before date: it is one).
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    ((bool, np.bool_), "bool"),
+    ((int, np.integer), "int"),
+    ((float, np.floating), "float"),
+    ((str,), "str"),
+    ((bytes,), "bytes"),
+    ((decimal.Decimal,), "Decimal"),
+    ((dt.datetime,), "datetime"),
+    ((dt.date,), "date"),
+)
+#: A numpy array's items by its dtype's kind, without reading them.
+_ARRAY_KINDS = {"b": "bool", "i": "int", "u": "int", "f": "float", "U": "str", "S": "bytes", "M": "datetime64"}
+
+
+def _kind(value: object) -> str:
+    for types, kind in _KINDS:
+        if isinstance(value, types):
+            return kind
+    return type(value).__name__
+
+
+def _check_nested(present: list[object], name: str, dtype: object) -> None:
+    """Section 7 for the lists and dicts of an object column, at any depth: every place (a dict key, a list's
+    items) holds one kind of value, and a dict's keys are str. Arrow's inference would otherwise make them one,
+    losing what told them apart: a datetime and a date at one place both a date (the time of day dropped), str
+    and bytes both bytes, 1 and 1.5 both doubles, the keys b"a" and "a" one key (one value dropped). A set has no
+    order, so as a list it would hash in the order of this process's string hashing: refused, as at the top.
+    Missing values (None, NaN, NA, NaT) take any place."""
+    seen: dict[str, tuple[str, object]] = {}
+    hint = ""  # a tuple is seen before its items are: a (key, value) pair's mixed kinds get the map hint
+    stack: list[tuple[object, str]] = [(v, name) for v in present]
+    while stack:
+        value, path = stack.pop()
+        if value is None or value is pd.NA or value is pd.NaT:
+            continue
+        if isinstance(value, set | frozenset):
+            raise _fail(name, dtype, f"{path!r} holds a {type(value).__name__}, which has no order; use a sorted list")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    msg = f"{path!r} holds a dict whose key {key!r} is a {type(key).__name__}; dict keys must be str"
+                    raise _fail(name, dtype, msg)
+                stack.append((item, f"{path}.{key}"))
+            kind: str = "dict"
+        elif isinstance(value, np.ndarray) and value.dtype.kind != "O":
+            kind = "list"
+            items = _ARRAY_KINDS.get(value.dtype.kind, str(value.dtype))
+            _same(seen, f"{path}[]", items, f"a numpy array of {value.dtype}", (name, dtype, hint))
+        elif isinstance(value, list | tuple | np.ndarray):
+            kind = "list"
+            hint = hint or (_MAP_HINT if isinstance(value, tuple) else "")
+            stack.extend((v, path + "[]") for v in value)
+        elif isinstance(value, float | np.floating) and np.isnan(value):
+            kind = "float"  # NaN is a float's value here (the section 7 rules of a list's items), not a null
+        else:
+            kind = _kind(value)
+        _same(seen, path, kind, value, (name, dtype, hint))
+
+
+def _same(
+    seen: dict[str, tuple[str, object]], path: str, kind: str, value: object, where: tuple[str, object, str]
+) -> None:
+    """Records that ``path`` holds a ``kind``; a second kind there is a HashError naming both (``where``: the
+    column's name, its dtype, a hint to add)."""
+    first = seen.setdefault(path, (kind, value))
+    if first[0] != kind:
+        name, dtype, hint = where
+        msg = (
+            f"{path!r} holds values of more than one kind ({first[0]} {first[1]!r} and {kind} {value!r}); a list's "
+            "items and a dict key's values must be of one kind in every row, or Arrow would make them one"
+        )
+        raise _fail(name, dtype, f"{msg}. {hint}" if hint else msg)
 
 
 def _column(series: pd.Series, name: str) -> pa.Array:
@@ -201,7 +287,12 @@ def _column(series: pd.Series, name: str) -> pa.Array:
             raise _fail(name, dtype, "durations (timedelta) are not rows-v1 types")
         raise _fail(name, dtype, "not a rows-v1 type")
     if isinstance(dtype, pd.DatetimeTZDtype):
-        return pa.array(series)
+        try:
+            return pa.array(series)
+        except pa.ArrowInvalid:
+            # A fixed offset with seconds (UTC+00:00:30) Arrow refuses as a zone; section 5.3 hashes the instant,
+            # which pandas holds as UTC: the same line in UTC.
+            return pa.array(series.dt.tz_convert("UTC"))
     if isinstance(dtype, pd.PeriodDtype | pd.IntervalDtype | pd.SparseDtype):
         raise _fail(name, dtype, "not a rows-v1 type")
     # pandas extension dtypes: nullable Int*/Float*/boolean and the string dtypes carry their own mask.
@@ -220,10 +311,28 @@ def pandas_to_arrow(frame: pd.DataFrame) -> pa.Table:
     for c in frame.columns:
         if not isinstance(c, str):
             raise HashError(f"rows-v1 needs string column names; column {c!r} is a {type(c).__name__}")
+        try:
+            c.encode("utf-8")
+        except UnicodeEncodeError:
+            raise HashError(f"rows-v1 needs column names of valid Unicode; column {c!r} is not (section 4)") from None
     check_unique(names)
     if not names:
         # A table of no columns still has its rows, each the line {} (sections 3 and 9); from_arrays([]) would
         # have none, so the rows come from a column dropped again.
         return pa.table({"_": pa.nulls(len(frame))}).drop_columns(["_"])
-    arrays = [_column(frame.iloc[:, i], names[i]) for i in range(len(names))]
+    arrays = [_converted(frame.iloc[:, i], names[i]) for i in range(len(names))]
     return pa.Table.from_arrays(arrays, names=names)
+
+
+def _converted(series: pd.Series, name: str) -> pa.Array:
+    """:func:`_column`, any error of pandas, numpy or Arrow on the way a HashError naming the column and dtype."""
+    try:
+        return _column(series, name)
+    except HashError:
+        raise
+    except UnicodeError as exc:
+        msg = f"it holds a str that is not valid Unicode ({exc}); decode its bytes without surrogateescape"
+        raise _fail(name, series.dtype, msg) from None
+    except (pa.ArrowException, TypeError, ValueError, OverflowError, AttributeError) as exc:
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise _fail(name, series.dtype, f"its values have no rows-v1 type ({type(exc).__name__}: {first})") from exc
