@@ -14,12 +14,15 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import VECTORS
+from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines, hash_frame
 from ubunye.hashing import pieces as pieces_module
+from ubunye.hashing import text as text_module
 from ubunye.hashing.digest import finish
 from ubunye.hashing.encode import encode_batch
 from ubunye.hashing.pieces import pieces, text_bound
 from ubunye.hashing.profile import profile_frame
+from ubunye.hashing.text import escaped
 from ubunye.hashing.types import schema_string
 
 
@@ -70,6 +73,78 @@ def test_a_batch_of_more_than_2_gib_of_lines_is_hashed_in_pieces():
         digest = hashlib.sha256(line).digest()
         s1, s2 = s1 + int.from_bytes(digest[:8], "big"), s2 + int.from_bytes(digest[8:16], "big")
     assert got == finish(schema_string(table.schema), rows, s1 % 2**64, s2 % 2**64, engine="arrow")
+
+
+def _hashed_by_hand(table: pa.Table, lines: list[bytes]) -> object:
+    """The spec by hand (section 8): each line's SHA-256, the first two big-endian words added."""
+    s1 = s2 = 0
+    for line in lines:
+        digest = hashlib.sha256(line).digest()
+        s1, s2 = s1 + int.from_bytes(digest[:8], "big"), s2 + int.from_bytes(digest[8:16], "big")
+    return finish(schema_string(table.schema), len(lines), s1 % 2**64, s2 % 2**64, engine="arrow")
+
+
+def test_a_value_whose_escaped_text_would_pass_2_gib_is_refused_not_a_crash():
+    # Arrow's replace_substring does not check its 32-bit offsets: this crashed the process (exit 139).
+    n = 360_000_000  # U+0001 is six bytes escaped (\u0001): 2.16e9 bytes of text from 360 MB
+    data = pa.py_buffer(np.full(n, 1, np.uint8))
+    one = pa.StringArray.from_buffers(1, pa.py_buffer(np.array([0, n], np.int32)), data)
+    with pytest.raises(HashError, match=r"column 'c' of type string: a value's line .*would pass 2 GiB"):
+        hash_frame(pa.table({"c": one}))
+    # Two values of one row's list, each of whose text fits, but not the row's line.
+    halves = pa.StringArray.from_buffers(2, pa.py_buffer(np.array([0, n // 2, n], np.int32)), data)
+    in_a_list = pa.ListArray.from_arrays(pa.array([0, 2], pa.int32()), halves)
+    with pytest.raises(HashError, match=r"column 'l' of type list<item: string>: a row's line would pass 2 GiB"):
+        hash_frame(pa.table({"l": in_a_list}))
+    del data, one, halves, in_a_list
+    # Escaping could pass 2 GiB here (a sixth of it spanned), but does not: the value hashes as it always did.
+    raw = np.full(n, ord("a"), np.uint8)
+    raw[::40_000_000], raw[1::40_000_000], raw[2::40_000_000], raw[3::40_000_000] = 1, ord('"'), ord("\\"), 10
+    value = pa.StringArray.from_buffers(1, pa.py_buffer(np.array([0, n], np.int32)), pa.py_buffer(raw))
+    table = pa.table({"c": value})
+    got = hash_frame(table)
+    text = raw.tobytes().replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\x01", b"\\u0001")
+    del raw, value
+    assert got == _hashed_by_hand(table, [b'{"c":"' + text.replace(b"\n", b"\\n") + b'"}'])
+
+
+def test_a_row_whose_line_would_pass_2_gib_is_refused_naming_a_column():
+    # Each value fits a string array, the row's line does not: Arrow's bare ArrowCapacityError named no column.
+    n = 1_100_000_000
+    data = pa.py_buffer(np.full(n, ord("a"), np.uint8))
+    big = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, n], np.int64)), data)
+    with pytest.raises(HashError, match=r"column 'a' of type large_string: a row's line .*would pass 2 GiB"):
+        hash_frame(pa.table({"a": big, "b": big}))
+    del data, big
+
+
+def test_the_escaped_length_check_is_exact(monkeypatch):
+    # Garbage under a null slot is no text: only the values' bytes count.
+    values = ['a"b\\c\t\x01' * 3, None, "", "\u00e9\x1f\x08" * 5, "plain"]
+    raw = b"".join(v.encode() if v is not None else b"\x01" * 50 for v in values)
+    offsets = np.cumsum([0] + [len(v.encode()) if v is not None else 50 for v in values], dtype=np.int32)
+    arr = pa.StringArray.from_buffers(
+        len(values), pa.py_buffer(offsets), pa.py_buffer(raw), pa.array([v is not None for v in values]).buffers()[1]
+    )
+    real = escaped(arr)
+    sizes = [len(v.encode()) for v in real.to_pylist() if v is not None]
+    total, longest = sum(sizes), max(sizes)
+    for limit in (total, total - 1, longest + 2, longest + 1):
+        monkeypatch.setattr(text_module, "STRING_LIMIT", limit)
+        if total <= limit:
+            assert escaped(arr, "c").equals(real)
+        elif longest + 2 > limit:
+            with pytest.raises(HashError, match="column 'c': a value's line"):
+                escaped(arr, "c")
+        else:
+            with pytest.raises(pa.ArrowCapacityError, match="'c' in this batch"):
+                escaped(arr, "c")
+        one = arr.slice(0, 1)
+        if sizes[0] + 2 > limit:
+            with pytest.raises(HashError, match=f"alone {sizes[0] + 2:,} bytes"):
+                escaped(one, "c")
+        else:
+            assert escaped(one, "c").equals(real.slice(0, 1))
 
 
 def _written(table: pa.Table) -> int:

@@ -18,7 +18,7 @@ from ubunye.exceptions import HashError
 from ubunye.hashing.dictionaries import decode_dictionary, without_views
 from ubunye.hashing.numbers import format_decimals, format_floats
 from ubunye.hashing.temporal import Writer, date_writer, format_dates, format_timestamps, timestamp_writer
-from ubunye.hashing.text import as_text, escaped, json_string, json_strings
+from ubunye.hashing.text import as_text, escaped, json_string, json_strings, too_long
 from ubunye.hashing.types import is_binary, is_list_view, is_string
 
 _SKIP_NULLS = pc.JoinOptions(null_handling="replace", null_replacement="")
@@ -222,7 +222,8 @@ def _map(arr: pa.MapArray, path: str) -> pa.Array:
         pa.table({"p": parent, "k": key_text, "v": value_text}),
         sort_keys=[("p", "ascending"), ("k", "ascending"), ("v", "ascending")],
     )
-    members = pc.binary_join_element_wise(json_strings(key_text), value_text, ":").take(order)
+    members = pc.binary_join_element_wise(json_strings(key_text, path + "{key}", keys.type), value_text, ":")
+    members = members.take(order)
     lists = pa.ListArray.from_arrays(pa.array(offsets - start, pa.int32()), members, mask=arr.is_null())
     return pc.binary_join_element_wise("{", pc.binary_join(lists, ","), "}", "")
 
@@ -258,7 +259,7 @@ def encode_array(arr: pa.Array, path: str) -> pa.Array:
     if pa.types.is_decimal(t):
         return format_decimals(arr)
     if is_string(t):
-        return json_strings(as_text(arr))
+        return json_strings(as_text(arr), path, t)
     if is_binary(t):
         return _binary(arr)
     if pa.types.is_date(t):
@@ -280,9 +281,23 @@ def encode_batch(batch: pa.RecordBatch) -> pa.Array:
     types, names = schema.types, schema.names
     for i in range(batch.num_columns):
         column, t, name = batch.column(i), types[i], names[i]
-        if is_string(t):
-            values.append(escaped(as_text(column)))  # quoted by the row join below
-            quoted.add(i)
-        else:
-            values.append(member(column, name) or encode_array(column, name))
-    return join_object(list(names), values, batch.num_rows, quoted)
+        try:
+            if is_string(t):
+                values.append(escaped(as_text(column), name, t))  # quoted by the row join below
+                quoted.add(i)
+            else:
+                values.append(member(column, name) or encode_array(column, name))
+        except pa.ArrowCapacityError:  # texts over 2 GiB: in a batch of one row (see pieces), its line's
+            if batch.num_rows != 1:
+                raise
+            raise too_long(name, t, "a row's line") from None
+    try:
+        return join_object(list(names), values, batch.num_rows, quoted)
+    except pa.ArrowCapacityError:
+        if batch.num_rows != 1:
+            raise
+        # The row's line passes 2 GiB though no value's text does: named by its longest value.
+        sizes = [0 if isinstance(v, Member) else int(pc.sum(pc.binary_length(v)).as_py() or 0) for v in values]
+        widest = max(range(len(values)), key=sizes.__getitem__)
+        why = f"a row's line (its values' texts {sum(sizes):,} bytes, {sizes[widest]:,} of them this column's)"
+        raise too_long(names[widest], types[widest], why) from None

@@ -103,9 +103,9 @@ def _batch_bound(batch: pa.RecordBatch) -> int:
 
 def pieces(batch: pa.RecordBatch, budget: int | None = None) -> Iterator[pa.RecordBatch]:
     """``batch`` itself, or consecutive slices of it in order, each with a text bound within ``budget`` (default
-    :data:`TEXT_BUDGET`; a piece of one row is never cut further: its line is whatever it is). A cut piece's buffers
-    are copied to hold only its own values: Arrow's casts judge an array by its whole buffers, not the slice of them
-    it refers to."""
+    :data:`TEXT_BUDGET`; a piece of one row is never cut further: its line is whatever it is, and one over 2 GiB a
+    HashError, docs/rows-v1.md section 11). A cut piece's buffers are copied to hold only its own values: Arrow's
+    casts judge an array by its whole buffers, not the slice of them it refers to."""
     budget = TEXT_BUDGET if budget is None else budget
     if batch.num_rows <= 1 or _batch_bound(batch) <= budget:
         yield batch

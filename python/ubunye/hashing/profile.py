@@ -498,7 +498,7 @@ def _encoded(batch: pa.RecordBatch, only: Sequence[int] | None = None) -> tuple[
     for i in range(batch.num_columns) if only is None else only:
         column, t = batch.column(i), types[i]
         if is_string(t):
-            values.append(escaped(as_text(column)))
+            values.append(escaped(as_text(column), names[i], t))
             quoted.add(len(values) - 1)
         else:
             values.append(encode_array(column, names[i]))

@@ -8,10 +8,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ubunye.exceptions import HashError
+
+#: Most bytes of text one Arrow ``string`` array holds (its offsets are 32-bit; Arrow's builders stop one short of
+#: them): a value whose text, or a row whose line, would pass it cannot be written (docs/rows-v1.md section 11).
+STRING_LIMIT = 2**31 - 2
+
 _SHORT = {0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"}
 # U+0000..U+001F: the five short escapes, the rest \u00XX with UPPER-case hex (Jackson, unlike Python's json).
 _CONTROL = {chr(c): _SHORT.get(c, f"\\u{c:04X}") for c in range(0x20)}
 _TABLE = str.maketrans({'"': '\\"', "\\": "\\\\", **_CONTROL})
+_MOST_GROWTH = 6  # the most bytes escaping writes for one (a control character: \u0001)
 
 # A whole value of well-formed UTF-8 (Unicode Table 3-7). Arrow matches binary arrays byte by byte (RE2 in
 # Latin-1 mode), so this tells, per value and in C, which values hold an invalid sequence.
@@ -86,9 +93,20 @@ def json_string(s: str) -> str:
     return '"' + s.translate(_TABLE) + '"'
 
 
-def json_strings(arr: pa.Array) -> pa.Array:
-    """Vectorised ``json_string`` over an Arrow string array (already ``as_text``); nulls stay null."""
-    return pc.binary_join_element_wise('"', escaped(arr), '"', "")
+def json_strings(arr: pa.Array, path: str | None = None, t: pa.DataType | None = None) -> pa.Array:
+    """Vectorised ``json_string`` over an Arrow string array (already ``as_text``); nulls stay null. ``path`` and
+    ``t``, the column (or field) and its type, name them in an error (see :func:`escaped`)."""
+    return pc.binary_join_element_wise('"', escaped(arr, path, t), '"', "")
+
+
+def too_long(path: str | None, t: pa.DataType | None, what: str) -> HashError:
+    """The error for a text Arrow's ``string`` arrays cannot hold: ``what`` ("a row's line") would pass 2 GiB."""
+    where = "a string column" if path is None else f"column {path!r}"
+    of = "" if t is None else f" of type {t}"
+    return HashError(
+        f"rows-v1 cannot hash {where}{of}: {what} would pass 2 GiB, Arrow's limit for one string "
+        "(docs/rows-v1.md section 11)"
+    )
 
 
 def _nothing_to_escape(arr: pa.Array) -> bool:
@@ -106,10 +124,69 @@ def _nothing_to_escape(arr: pa.Array) -> bool:
     return not (view.min() < 0x20 or (view == 0x22).any() or (view == 0x5C).any())
 
 
-def escaped(arr: pa.Array) -> pa.Array:
-    """The string array (already ``as_text``) escaped as section 4 says, without the quotes; nulls stay null."""
+def _span(arr: pa.Array) -> int:
+    """Bytes the values of a ``string`` array span (null slots' too): two offsets read, no pass over the data."""
+    if len(arr) == 0:
+        return 0
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=len(arr) + 1, offset=4 * arr.offset)
+    return int(offsets[-1]) - int(offsets[0])
+
+
+def _escaped_size(data: np.ndarray) -> int:
+    """The bytes of ``data`` (UTF-8) escaped as section 4 says: `"` and `\\` two, the short escapes two, the other
+    controls six (``\\u0001``), any other byte itself. A few passes over the bytes, no copy but the controls'."""
+    controls = data[data < 0x20]
+    short = sum(int(np.count_nonzero(controls == c)) for c in _SHORT)
+    quotes = int(np.count_nonzero(data == 0x22)) + int(np.count_nonzero(data == 0x5C))
+    return len(data) + quotes + 5 * len(controls) - 4 * short
+
+
+def _check_escaped_fits(arr: pa.Array, path: str | None, t: pa.DataType | None) -> None:
+    """Raise unless ``arr`` escaped fits one ``string`` array. Arrow's ``replace_substring`` does not check its
+    32-bit offsets: past 2 GiB it writes garbage or crashes the process. Called only when the values span more
+    than a sixth of 2 GiB (a few hundred MB): the bytes that escape are counted, a few passes over the data.
+
+    A value whose text (quotes included) would pass 2 GiB is a HashError (its line cannot be written); values
+    that fit one by one but not together are Arrow's own ArrowCapacityError, as its other kernels raise: batches
+    are cut into pieces first (ubunye.hashing.pieces), so within one only a single row's values can.
+    """
+    lengths = np.diff(np.frombuffer(arr.buffers()[1], dtype=np.int32, count=len(arr) + 1, offset=4 * arr.offset))
+    if arr.null_count:
+        valid = arr.is_valid().to_numpy(zero_copy_only=False)
+        if lengths[~valid].any():  # bytes under a null slot are no text: the valid values alone, packed
+            arr = pc.filter(arr, valid)
+            lengths = lengths[valid]
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=len(arr) + 1, offset=4 * arr.offset)
+    start, stop = int(offsets[0]), int(offsets[-1])
+    if stop <= start:
+        return
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8, count=stop - start, offset=start)
+    total = _escaped_size(data)
+    if total <= STRING_LIMIT:
+        return
+    # Only a value of more than a sixth of 2 GiB can escape to more than 2 GiB: at most a handful, each counted.
+    for i in np.flatnonzero(_MOST_GROWTH * lengths.astype(np.int64) + 2 > STRING_LIMIT):
+        lo, hi = int(offsets[i]) - start, int(offsets[i + 1]) - start
+        size = (total if hi - lo == len(data) else _escaped_size(data[lo:hi])) + 2  # with its quotes
+        if size > STRING_LIMIT:
+            raise too_long(path, t, f"a value's line (its escaped text alone {size:,} bytes)")
+    raise pa.ArrowCapacityError(
+        f"the escaped text of {'a string column' if path is None else repr(path)} in this batch would pass 2 GiB "
+        f"({total:,} bytes), Arrow's limit for one string array: hash it in pieces (ubunye.hashing.pieces)"
+    )
+
+
+def escaped(arr: pa.Array, path: str | None = None, t: pa.DataType | None = None) -> pa.Array:
+    """The string array (already ``as_text``) escaped as section 4 says, without the quotes; nulls stay null.
+
+    A value whose escaped text would pass 2 GiB is a HashError naming ``path`` (the column, or field) and ``t``
+    (its type). Values are checked only when they span so many bytes that escaping could reach 2 GiB: a few
+    arithmetic operations on the offsets otherwise.
+    """
     if _nothing_to_escape(arr) or not pc.any(pc.match_substring_regex(arr, r'["\\\x00-\x1f]')).as_py():
         return arr  # the common case: nothing to escape
+    if arr.type == pa.string() and _MOST_GROWTH * _span(arr) > STRING_LIMIT:
+        _check_escaped_fits(arr, path, t)
     s = pc.replace_substring(arr, "\\", "\\\\")
     s = pc.replace_substring(s, '"', '\\"')
     has_control = pc.match_substring_regex(s, r"[\x00-\x1f]")
