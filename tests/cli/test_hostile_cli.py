@@ -259,3 +259,24 @@ def test_hash_of_a_catalog_table_refuses_a_format(tmp_path: Path, monkeypatch: p
     monkeypatch.chdir(tmp_path)
     # Was: --format ignored (Spark reads a table as stored). Refused before any engine starts.
     refused(invoke("hash", "db.sales", "--engine", "spark", "--format", "csv", "--json"), "--format csv", "db.sales")
+
+
+# --- a path through a symlink loop ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["records", "output", "input"])
+def test_a_symlink_loop_in_a_path_is_one_error_line_naming_it(tmp_path: Path, where: str) -> None:
+    # Path.resolve() raised RuntimeError("Symlink loop from ...") through every command: a traceback, exit 1.
+    config = CONFIG
+    if where == "input":
+        config = config.replace("CONFIG:\n", 'CONFIG:\n  inputs:\n    i: {format: parquet, path: "data/loop/x"}\n')
+    root = task(tmp_path / "uc", config=config)
+    (root / "data").mkdir()
+    loop = root / "data" / ("o" if where == "output" else "loop")
+    loop.symlink_to(loop.name)  # a link to itself
+    if where == "records":
+        result = invoke("lineage", "list", "-d", root, "--records", loop)
+    else:
+        result = invoke("run", "-d", root, "-u", "u", "-p", "p", "-t", "t", "-dt", "2026-12-01")
+    message = refused(result, "a symlink loop", str(loop))
+    assert message.startswith("error:") and not (root / "data" / "o").is_dir(), message

@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -90,6 +91,20 @@ def _stdout_gone() -> bool:
         return True
 
 
+def _symlink_loop(exc: BaseException) -> str | None:
+    """The message for a path that resolves through a symlink loop (a link to itself, or a cycle of links), the
+    user's to fix, or None for any other error. ``Path.resolve()`` raises it as a RuntimeError until Python 3.12
+    and as an OSError (ELOOP) from 3.13; no command can name the config key or option behind every path it
+    resolves, so the path is named here, once, for every command."""
+    if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop from "):
+        where = str(exc).removeprefix("Symlink loop from ")
+    elif isinstance(exc, OSError) and exc.errno == errno.ELOOP:
+        where = repr(exc.filename) if exc.filename is not None else "a path"
+    else:
+        return None
+    return f"{where}: a symlink loop (a link that leads back to itself); fix or remove the link"
+
+
 def domain_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Decorate a command: an UbunyeError prints ``error: <message>`` on stderr and exits 2; output the reader
     closed exits 141 (:data:`BROKEN_PIPE`), not an exit status the command gives a meaning; any other broken pipe
@@ -109,6 +124,12 @@ def domain_errors(func: Callable[P, R]) -> Callable[P, R]:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(BROKEN_PIPE) from None
+        except (RuntimeError, OSError) as exc:
+            loop = _symlink_loop(exc)
+            if loop is None or is_debug():
+                raise
+            typer.echo(error_line(OSError(loop)), err=True)
+            raise typer.Exit(DOMAIN_ERROR) from None
         except UbunyeError as exc:
             if is_debug():
                 raise
