@@ -16,6 +16,9 @@ from ubunye.lineage.compare import compare_records
 from ubunye.lineage.profiles import buckets_record, compare_buckets, compare_columns, packed_buckets
 from ubunye.lineage.record import BucketsRecord, ColumnRecord, DatasetRecord, MalformedRecord, RunRecord
 
+# well-formed digests (a record with another is malformed): what they hash plays no part here
+H1, H2, H9 = ("sha256:" + c * 64 for c in "129")
+
 
 def _packed(rows: list[tuple[int, int, int]]) -> bytes:
     # Section 12.2's packed form written out here with struct, apart from the code under test.
@@ -28,7 +31,7 @@ def _record(run_id: str, out: DatasetRecord) -> RunRecord:
 
 def test_buckets_round_trip_through_a_stored_record():
     rows = [(i, (i * 7919) % 2**64, 2**64 - 1 - i) for i in range(256)]
-    out = DatasetRecord("o", data_hash="sha256:1", hash_method="rows-v1", buckets=buckets_record(_packed(rows)),
+    out = DatasetRecord("o", data_hash=H1, hash_method="rows-v1", buckets=buckets_record(_packed(rows)),
                         key=["id"], profile_method="profile-v1")  # fmt: skip
     loaded = RunRecord.from_dict(_record("a", out).to_dict())
     assert packed_buckets(loaded.outputs[0].buckets) == _packed(rows)
@@ -81,8 +84,8 @@ def test_profile_fields_of_a_stored_record_are_type_checked(field, value, words)
 
 def test_records_without_profiles_load_and_compare_as_before():
     old = {"run_id": "a", "usecase": "u", "package": "p", "task": "t", "status": "success", "record_version": 2,
-           "outputs": [{"name": "o", "data_hash": "sha256:1", "hash_method": "rows-v1"}]}  # fmt: skip
-    new = {**old, "run_id": "b", "outputs": [{"name": "o", "data_hash": "sha256:2", "hash_method": "rows-v1"}]}
+           "outputs": [{"name": "o", "data_hash": H1, "hash_method": "rows-v1"}]}  # fmt: skip
+    new = {**old, "run_id": "b", "outputs": [{"name": "o", "data_hash": H2, "hash_method": "rows-v1"}]}
     a, b = RunRecord.from_dict(old), RunRecord.from_dict(new)
     assert a.outputs[0].columns is None and a.outputs[0].buckets is None
     c = compare_records(a, b)
@@ -97,10 +100,10 @@ def _col(fp: str, t: str = "int64") -> ColumnRecord:
 def test_compare_names_changed_added_removed_columns_and_differing_buckets():
     base = [(1, 10, 20), (2, 30, 40), (0, 0, 0), (5, 6, 7)]
     moved = [(1, 10, 20), (2, 31, 40), (0, 0, 0), (4, 6, 8)]
-    a = DatasetRecord("revenue", data_hash="sha256:1", hash_method="rows-v1", profile_method="profile-v1", key=["id"],
+    a = DatasetRecord("revenue", data_hash=H1, hash_method="rows-v1", profile_method="profile-v1", key=["id"],
                       columns={"id": _col("f1"), "amount": _col("f2"), "gone": _col("f3")},
                       buckets=buckets_record(_packed(base)))  # fmt: skip
-    b = DatasetRecord("revenue", data_hash="sha256:2", hash_method="rows-v1", profile_method="profile-v1", key=["id"],
+    b = DatasetRecord("revenue", data_hash=H2, hash_method="rows-v1", profile_method="profile-v1", key=["id"],
                       columns={"id": _col("f1"), "amount": _col("f9", "float64"), "new": _col("f4")},
                       buckets=buckets_record(_packed(moved)))  # fmt: skip
     cols = compare_columns(a, b)
@@ -114,12 +117,12 @@ def test_compare_names_changed_added_removed_columns_and_differing_buckets():
 
 
 def test_buckets_of_another_count_or_key_are_not_compared_and_say_so():
-    a = DatasetRecord("o", data_hash="sha256:1", hash_method="rows-v1", profile_method="profile-v1",
+    a = DatasetRecord("o", data_hash=H1, hash_method="rows-v1", profile_method="profile-v1",
                       buckets=buckets_record(bytes(24 * 4)), key=["id"], columns={})  # fmt: skip
     for b in (
-        DatasetRecord("o", data_hash="sha256:2", hash_method="rows-v1", profile_method="profile-v1",
+        DatasetRecord("o", data_hash=H2, hash_method="rows-v1", profile_method="profile-v1",
                       buckets=buckets_record(bytes(24 * 8)), key=["id"], columns={}),
-        DatasetRecord("o", data_hash="sha256:2", hash_method="rows-v1", profile_method="profile-v1",
+        DatasetRecord("o", data_hash=H2, hash_method="rows-v1", profile_method="profile-v1",
                       buckets=buckets_record(bytes(24 * 4)), key=["other"], columns={}),
     ):  # fmt: skip
         d = compare_records(_record("a", a), _record("b", b)).outputs[0]
@@ -128,9 +131,9 @@ def test_buckets_of_another_count_or_key_are_not_compared_and_say_so():
 
 
 def test_a_damaged_bucket_field_keeps_the_data_verdict_and_says_why():
-    good = DatasetRecord("o", data_hash="sha256:1", hash_method="rows-v1", profile_method="profile-v1",
+    good = DatasetRecord("o", data_hash=H1, hash_method="rows-v1", profile_method="profile-v1",
                          buckets=buckets_record(bytes(24 * 4)), columns={})  # fmt: skip
-    bad = DatasetRecord("o", data_hash="sha256:2", hash_method="rows-v1", profile_method="profile-v1",
+    bad = DatasetRecord("o", data_hash=H2, hash_method="rows-v1", profile_method="profile-v1",
                         columns={})  # fmt: skip
     bad.buckets = BucketsRecord(n=4, data="AAAA")
     c = compare_records(_record("a", good), _record("b", bad))
@@ -146,12 +149,18 @@ def test_damaged_buckets_are_named_with_the_record_file_in_the_summary(tmp_path)
     """Through the CLI: the summary names the file and field of the damaged buckets; the verdict (and exit
     status) stay what the data hashes say."""
     rows = [(1, 10, 20), (0, 0, 0), (0, 0, 0), (0, 0, 0)]
-    good = DatasetRecord("o", row_count=1, data_hash="sha256:1", hash_method="rows-v1", profile_method="profile-v1",
+    good = DatasetRecord("o", row_count=1, data_hash=H1, hash_method="rows-v1", profile_method="profile-v1",
                          buckets=buckets_record(_packed(rows)), columns={})  # fmt: skip
     paths = []
     for run_id, buckets in (("a", good.buckets), ("b", BucketsRecord(n=4, data="AAAA"))):
         r = _record(run_id, replace(good, buckets=buckets))
-        r.inputs = [DatasetRecord("i", data_hash="sha256:9", hash_method="rows-v1")]
+        r.inputs = [
+            DatasetRecord(
+                "i",
+                data_hash=H9,
+                hash_method="rows-v1",
+            )
+        ]
         path = tmp_path / f"{run_id}.json"
         path.write_text(json.dumps(r.to_dict()))
         paths.append(str(path))
@@ -165,9 +174,9 @@ def test_damaged_buckets_are_named_with_the_record_file_in_the_summary(tmp_path)
 
 def test_bucket_counts_that_do_not_add_up_to_the_row_count_are_a_damaged_record():
     rows = [(1, 10, 20), (1, 0, 0)]
-    a = DatasetRecord("o", row_count=2, data_hash="sha256:1", hash_method="rows-v1", profile_method="profile-v1",
+    a = DatasetRecord("o", row_count=2, data_hash=H1, hash_method="rows-v1", profile_method="profile-v1",
                       buckets=buckets_record(_packed(rows)), columns={})  # fmt: skip
-    b = DatasetRecord("o", row_count=3, data_hash="sha256:2", hash_method="rows-v1", profile_method="profile-v1",
+    b = DatasetRecord("o", row_count=3, data_hash=H2, hash_method="rows-v1", profile_method="profile-v1",
                       buckets=buckets_record(_packed(rows)), columns={})  # fmt: skip
     d = compare_records(_record("a", a), _record("b", b)).outputs[0]
     assert d.buckets is None
@@ -179,9 +188,9 @@ def test_keys_listed_in_another_order_are_the_same_buckets():
     keys [y, x] and [x, y] (diff already compared them sorted)."""
     base = [(1, 10, 20), (2, 30, 40)]
     moved = [(1, 10, 20), (2, 31, 40)]
-    a = DatasetRecord("o", data_hash="sha256:1", hash_method="rows-v1", profile_method="profile-v1", key=["y", "x"],
+    a = DatasetRecord("o", data_hash=H1, hash_method="rows-v1", profile_method="profile-v1", key=["y", "x"],
                       buckets=buckets_record(_packed(base)), columns={})  # fmt: skip
-    b = DatasetRecord("o", data_hash="sha256:2", hash_method="rows-v1", profile_method="profile-v1", key=["x", "y"],
+    b = DatasetRecord("o", data_hash=H2, hash_method="rows-v1", profile_method="profile-v1", key=["x", "y"],
                       buckets=buckets_record(_packed(moved)), columns={})  # fmt: skip
     changes = compare_buckets(a, b)
     assert changes is not None and changes.differing == [1]

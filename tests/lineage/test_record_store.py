@@ -35,8 +35,8 @@ V1 = {  # the shape ubunye wrote before 0.7 (RunContext.to_dict): no record_vers
             "format": "parquet",
             "location": "/x",
             "row_count": 4,
-            "schema_hash": "sha256:aa",
-            "data_hash": "sha256:ab",
+            "schema_hash": "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "data_hash": "sha256:abababababababababababababababababababababababababababababababab",
         }
     ],
     "error": "boom",
@@ -71,7 +71,10 @@ def test_v1_record_loads_as_version_1_with_new_fields_empty(tmp_path):
     assert (record.status, record.duration_seconds, record.error.message) == ("failed", 9.0, "boom")
     assert record.code_hash is None and record.environment == {} and record.environment_hash is None
     assert record.timings == [] and record.expectations == [] and record.template_vars == {}
-    assert record.outputs[0].data_hash == "sha256:ab" and record.outputs[0].hash_method is None
+    assert (
+        record.outputs[0].data_hash == "sha256:abababababababababababababababababababababababababababababababab"
+        and record.outputs[0].hash_method is None
+    )
     assert record.inputs[0].data_hash is None and record.inputs[0].hash_method is None
     assert record.extra == {"task_path": "shop/daily/revenue", "profile": "dev"}
     assert [r.run_id for r in RecordStore(tmp_path).records()] == ["20250101T000000Z"]

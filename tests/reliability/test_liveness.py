@@ -53,17 +53,21 @@ print(process_facts()["started"], flush=True)
 time.sleep(300)
 """
 
+SCHEMA_HASH, DATA_HASH = "sha256:" + "5c" * 32, "sha256:" + "da7a" * 16  # well-formed digests of nothing
+
 CHECKPOINTING_CHILD = r"""
 import sys, time
 from ubunye.context import RunOptions
 from ubunye.lineage import LineageRecorder
 from ubunye.lineage.record import DatasetRecord, Timing
 from ubunye.runner import prepare
+
+SCHEMA_HASH, DATA_HASH = "sha256:" + "5c" * 32, "sha256:" + "da7a" * 16
 ctx = prepare(sys.argv[1], dt="2026-12-01", engine="pandas")
 options = RunOptions(lineage=True).settle(ctx.config, ctx.usecase_dir)
 recorder = LineageRecorder()
 recorder.task_start(context=ctx, run_id=ctx.run_id, options=options)
-out = DatasetRecord("revenue", "parquet", "postgresql://app:s3cret-pass@db/x", 4, "sha256:5c", "sha256:da7a",
+out = DatasetRecord("revenue", "parquet", "postgresql://app:s3cret-pass@db/x", 4, SCHEMA_HASH, DATA_HASH,
                     "rows-v1", mode="overwrite", written=False)
 recorder.task_checkpoint(context=ctx, options=options, run_id=ctx.run_id, status="running", ended_at=None, duration=0.5,
                          outputs=[out], inputs=[], expectations=[], timings=[Timing("transform", "revenue", 0.25)])
@@ -168,7 +172,11 @@ def test_a_run_killed_after_its_checkpoint_keeps_the_outputs_hash(tmp_path):
     assert (data["status"], data["state"], data["ended_at"], data["duration_seconds"]) == (
         "running", "interrupted", None, None)  # fmt: skip
     (out,) = data["outputs"]
-    assert (out["data_hash"], out["row_count"], out["written"]) == ("sha256:da7a", 4, False)
+    assert (out["data_hash"], out["row_count"], out["written"]) == (
+        DATA_HASH,
+        4,
+        False,
+    )
     assert out["location"] == "postgresql://app:***@db/x"  # masked like every write
     assert data["timings"] == [{"stage": "transform", "name": "revenue", "seconds": 0.25}]
     assert data["process"]["pid"] == proc.pid
@@ -289,7 +297,15 @@ def test_checkpoint_writes_the_evidence_with_the_status_still_running(tmp_path):
     options = RunOptions(lineage=True).settle(ctx.config, ctx.usecase_dir)
     path = options.record_path(ctx)
     assert LineageRecorder.essential is True and recorder.essential is True
-    out = DatasetRecord("revenue", "parquet", "https://u:pa55word-x@h/x", 4, "sha256:5c", "sha256:da7a", "rows-v1")
+    out = DatasetRecord(
+        "revenue",
+        "parquet",
+        "https://u:pa55word-x@h/x",
+        4,
+        SCHEMA_HASH,
+        DATA_HASH,
+        "rows-v1",
+    )
     evidence = {
         "context": ctx, "options": options, "run_id": ctx.run_id, "status": "success",
         "ended_at": "2026-12-04T00:00:09Z",
@@ -299,7 +315,7 @@ def test_checkpoint_writes_the_evidence_with_the_status_still_running(tmp_path):
     assert call_monitor(recorder, "task_checkpoint", **evidence)  # without task_start: it starts the record
     saved = load_record(path)
     assert (saved.status, saved.ended_at, saved.duration_seconds) == ("running", None, None)
-    assert saved.outputs[0].data_hash == "sha256:da7a" and saved.outputs[0].location == "https://u:***@h/x"
+    assert saved.outputs[0].data_hash == DATA_HASH and saved.outputs[0].location == "https://u:***@h/x"
     assert saved.timings == [Timing("transform", "revenue", 0.5)] and saved.process.pid == os.getpid()
     assert out.location == "https://u:pa55word-x@h/x"  # the runner's object is left as it was
     assert run_state(saved) == "running"

@@ -153,6 +153,10 @@ WRONG_TYPES = [
     ("outputs[0].format", 1, "expected str or null, got int"),
     ("outputs[0].location", ["/x"], "expected str or null, got list"),
     ("outputs[0].schema_hash", False, "expected str or null, got bool"),
+    ("outputs[0].data_hash", "not-a-hash", "expected 'sha256:' and 64 lowercase hex digits, got 'not-a-hash'"),
+    ("outputs[0].data_hash", "", "expected 'sha256:' and 64 lowercase hex digits, got ''"),
+    ("outputs[0].data_hash", "sha256:zz", "expected 'sha256:' and 64 lowercase hex digits, got 'sha256:zz'"),
+    ("outputs[0].schema_hash", "SHA256:00", "expected 'sha256:' and 64 lowercase hex digits, got 'SHA256:00'"),
     ("outputs[0].hash_method", 1, "expected str or null, got int"),
     ("outputs[0].hash_error", {}, "expected str or null, got dict"),
     ("outputs[0].schema", ["customer"], "expected str or null, got list"),
@@ -459,6 +463,9 @@ def test_many_malformed_records_never_hide_the_good_ones(uc):
 # --- markup is never read from data ------------------------------------------------------------------------------
 
 
+AB = "sha256:" + "ab" * 32  # a well-formed digest (markup in a hash makes the record malformed now)
+
+
 def test_markup_in_names_and_messages_prints_literally(uc):
     task, name = "[bold red]t", "[link=https://evil.example/x]out"
     message = "boom [/] [red]not red[/red] :warning: \x1b[2J [link=https://evil.example/]click[/link]"
@@ -467,7 +474,7 @@ def test_markup_in_names_and_messages_prints_literally(uc):
         started = f"2026-12-03T{run_id[9:11]}:00:00Z"
         store.write(RunRecord(
             run_id=run_id, usecase="[u]", package="[p]", task=task, status=status, started_at=started,
-            outputs=[DatasetRecord(name, location="data/[/bold]x", data_hash="sha256:[dim]ab", hash_method="[i]m")],
+            outputs=[DatasetRecord(name, location="data/[/bold]x", data_hash=AB, hash_method="[i]m")],
             error=ErrorInfo("[b]Err", message, "[blink]write", "[/]name") if status == "failed" else None,
         ))  # fmt: skip
     shown_message = message.replace("\x1b", "\\x1b")

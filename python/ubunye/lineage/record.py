@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -42,6 +43,8 @@ MAX_NAME_BYTES = 250
 _NON_NEGATIVE = {"min": 0}
 _PID = {"min": 1, "max": 2**31 - 1}  # 0 and -1 mean "the process group" / "every process" to kill(2)
 _TIME = {"time": True}  # an ISO 8601 time with its offset, as utc_now() writes
+_DIGEST = {"digest": True}  # "sha256:" and 64 lowercase hex digits, as every hash of rows-v1 is written
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 class MalformedRecord(RecordError):
@@ -65,7 +68,7 @@ class ColumnRecord:
 
     type: str
     nulls: int = field(metadata=_NON_NEGATIVE)
-    fingerprint: str
+    fingerprint: str = field(metadata=_DIGEST)
     nans: int | None = field(default=None, metadata=_NON_NEGATIVE)
 
 
@@ -95,8 +98,8 @@ class DatasetRecord:
     format: str | None = None
     location: str | None = None
     row_count: int | None = field(default=None, metadata=_NON_NEGATIVE)
-    schema_hash: str | None = None
-    data_hash: str | None = None
+    schema_hash: str | None = field(default=None, metadata=_DIGEST)
+    data_hash: str | None = field(default=None, metadata=_DIGEST)
     hash_method: str | None = None
     hash_error: str | None = None
     schema: str | None = None
@@ -488,6 +491,9 @@ def _bounds(value: object, bounds: Mapping[str, Any], at: str, path: str | None)
         if not ok:
             raise MalformedRecord(f"expected an ISO 8601 UTC time, got {_quote(value)}", path, at)
         return
+    if isinstance(value, str) and bounds.get("digest") and not _SHA256.fullmatch(value):
+        # compare takes unequal hashes for changed data: a hand-edited "not-a-hash" must not pass as one
+        raise MalformedRecord(f"expected 'sha256:' and 64 lowercase hex digits, got {_quote(value)}", path, at)
     if not isinstance(value, int | float):
         return
     low, high = bounds.get("min"), bounds.get("max")
