@@ -82,33 +82,150 @@ def _from_arrow(table: pa.Table) -> pl.DataFrame:
 
 
 # polars SQL's table functions that open a file or URL (read_csv('/etc/passwd')): polars has no switch to turn
-# them off, so a query naming one is refused before it runs.
-_FILE_FUNCTION = re.compile(r"\b(read_(csv|parquet|json|ndjson|ipc|delta|excel|database)|scan_\w+)\s*\(", re.I)
-# What is not code: string literals, quoted identifiers and comments (a 'read_csv(' inside them opens nothing).
-_NOT_CODE = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.S)
+# them off, and no verdict to ask before one runs: SQLContext.execute(eager=False) keeps the query as text in the plan
+# and resolves its tables when the plan is first looked at, which already opens the file (its schema). So the query
+# is refused before it reaches polars when its code (not its string literals) names one of them. A regex over the
+# text cannot tell code from literal reliably (the name may be quoted "read_csv" or `read_csv`, in any case, with
+# comments between it and its parenthesis), so the query is split into tokens the way polars' SQL tokenizer
+# (sqlparser's GenericDialect) splits it; tests/engines/test_polars_adversarial.py pins each rule below against the
+# installed polars, so an upgrade that changes one fails there.
+#: polars 2.1's table functions (read_parquet/read_json/read_ndjson/read_csv/read_ipc), plus names later versions
+#: might add; any of them anywhere in the code (called or not) is refused.
+_FILE_FUNCTIONS = frozenset(
+    {"read_csv", "read_parquet", "read_json", "read_ndjson", "read_ipc", "read_ipc_stream", "read_delta"}
+    | {"read_excel", "read_avro", "read_lines", "read_database", "read_iceberg", "read_clipboard"}
+)
+#: Any other read_x(...) or scan_x(...) called is refused as well (polars SQL has no such scalar function).
+_FILE_CALL = re.compile(r"(read|scan)_\w+")
+_DOLLAR_TAG = re.compile(r"\$(\w*)\$")
+
+
+def _is_identifier_part(c: str) -> bool:
+    # str.isalpha (letters) is a subset of Rust's char::is_alphabetic: a word here never runs past one of polars'
+    return c.isalpha() or c in "0123456789_$"
+
+
+def _code_words(query: str) -> list[tuple[str, bool]]:
+    """The identifiers of ``query`` outside string literals and comments, as polars' SQL tokenizer reads them:
+    each lower-cased and unquoted, with whether a ``(`` follows it (after whitespace and comments).
+
+    Rules (each checked against polars in the tests): '...' with '' for a quote and no backslash escape; E'...'
+    and U&'...' with backslash escapes; $$...$$ and $tag$...$tag$ strings; "..." and `...` identifiers (doubled
+    quote inside); -- comments to the end of the line (\n), /* */ comments that nest; $ continues a word.
+
+    Example:
+        >>> _code_words("SELECT 'read_csv(' AS s, `Read_CSV` /* c */ (x)")
+        [('select', False), ('as', False), ('s', False), ('read_csv', True), ('x', False)]
+    """
+    words: list[tuple[str, bool]] = []
+    pending: int | None = None  # index in words of the last word, while only trivia followed it
+    i, n = 0, len(query)
+    while i < n:
+        c = query[i]
+        if c.isspace():
+            i += 1
+            continue
+        if query.startswith("--", i):
+            j = query.find("\n", i)
+            i = n if j < 0 else j + 1
+            continue
+        if query.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if query.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif query.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            continue
+        if c == "(" and pending is not None:
+            words[pending] = (words[pending][0], True)
+        pending = None
+        if c in '"`':
+            j, name = i + 1, []
+            while j < n:
+                if query[j] == c:
+                    if query.startswith(c, j + 1):
+                        name.append(c)
+                        j += 2
+                        continue
+                    break
+                name.append(query[j])
+                j += 1
+            words.append(("".join(name).lower(), False))
+            pending, i = len(words) - 1, j + 1
+            continue
+        if c == "'":
+            i = _string_end(query, i + 1, backslash=False)
+            continue
+        if c == "$":
+            tag = _DOLLAR_TAG.match(query, i)
+            if tag is not None:
+                j = query.find(tag.group(0), tag.end())
+                i = n if j < 0 else j + len(tag.group(0))
+            else:
+                i += 1
+            continue
+        if c.isalpha() or c == "_":
+            j = i + 1
+            while j < n and _is_identifier_part(query[j]):
+                j += 1
+            word = query[i:j]
+            prefix = query[j : j + 1] if word in "Ee" else query[j : j + 2] if word in "Uu" else ""
+            if prefix in ("'", "&'"):  # E'...' and U&'...': strings with backslash escapes
+                i = _string_end(query, j + len(prefix), backslash=True)
+                continue
+            words.append((word.lower(), False))
+            pending, i = len(words) - 1, j
+            continue
+        i += 1
+    return words
+
+
+def _string_end(query: str, i: int, *, backslash: bool) -> int:
+    """The index after the quote closing the '...' literal whose text starts at ``i`` (the end if none does)."""
+    n = len(query)
+    while i < n:
+        c = query[i]
+        if backslash and c == "\\":
+            i += 2
+        elif c == "'":
+            if query.startswith("'", i + 1):
+                i += 2
+            else:
+                return i + 1
+        else:
+            i += 1
+    return n
 
 
 def refuse_file_functions(query: str) -> None:
-    """Raise EngineError if a polars SQL ``query`` calls a table function that reads files (``read_csv(...)``...).
+    """Raise EngineError if a polars SQL ``query`` calls a table function that reads files (``read_csv(...)``...),
+    however it is written: quoted ("read_csv", `read_csv`), in any case, with comments before its parenthesis.
 
     A query (or a template value pasted into it) may read the frames registered under the inputs' names only:
-    a file it opened itself would be read outside the declared, hashed and recorded inputs.
+    a file it opened itself would be read outside the declared, hashed and recorded inputs. The words inside a
+    string literal or a comment are no code and stay allowed.
 
     Example:
         >>> refuse_file_functions("SELECT * FROM read_csv('/etc/passwd')")
         Traceback (most recent call last):
         ubunye.exceptions.EngineError: SQL query "SELECT * FROM read_csv('/etc/passwd')": calls read_csv, which ...
+        >>> refuse_file_functions("SELECT * FROM `READ_CSV` /* c */ ('/etc/passwd')")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: SQL query "SELECT * FROM `READ_CSV` /* c */ ('/etc/passwd')": calls read_csv, ...
         >>> refuse_file_functions("SELECT 'read_csv(x)' AS s FROM t")
     """
-    found = _FILE_FUNCTION.search(_NOT_CODE.sub(" ", query))
-    if found is None:
-        return
-    shown = query if len(query) <= 200 else query[:200] + "..."
-    msg = (
-        f"SQL query {shown!r}: calls {found.group(1)}, which reads files outside the task's declared inputs; "
-        "declare the data as an input and query it by its name"
-    )
-    raise EngineError(msg)
+    for word, called in _code_words(query):
+        if word in _FILE_FUNCTIONS or (called and _FILE_CALL.fullmatch(word)):
+            shown = query if len(query) <= 200 else query[:200] + "..."
+            verb = "calls" if called else "names"
+            msg = (
+                f"SQL query {shown!r}: {verb} {word}, which reads files outside the task's declared inputs; "
+                "declare the data as an input and query it by its name"
+            )
+            raise EngineError(msg)
 
 
 def _binary_path(t: pa.DataType, path: str) -> str | None:
@@ -143,6 +260,31 @@ def _refuse_nested_binary(io: IOConfig, schema: pa.Schema) -> None:
         if path is not None:
             where = f"column {field.name!r}" + (f" (field {path!r} of type binary)" if path != field.name else "")
             raise EngineError(f"output {io.name!r}: json cannot hold {where} (use parquet or delta)")
+
+
+def _check_header(io: IOConfig, file: Path) -> None:
+    """Raise EngineError naming the input, file and column if the csv header of ``file`` names a column twice
+    (two empty names included): polars would rename the second (``a_duplicated_0``), a column made up.
+
+    Only the first row is parsed (as text, as polars reads it: quotes and separator alike).
+
+    Example:
+        >>> import tempfile
+        >>> f = Path(tempfile.mkdtemp()) / "p.csv"
+        >>> _ = f.write_text("a,a\\n1,2\\n")
+        >>> _check_header(IOConfig("i", format="csv"), f)
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'i': csv header of ... names column 'a' twice; ...
+    """
+    header = pl.read_csv(file, has_header=False, n_rows=1, infer_schema=False, separator=separator(io))
+    names = ["" if v is None else v for v in (header.row(0) if header.height else ())]
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            what = "an empty column name" if name == "" else f"column {name!r}"
+            msg = f"input {io.name!r}: csv header of {file} names {what} twice; every column needs a name of its own"
+            raise EngineError(msg)
+        seen.add(name)
 
 
 # polars names parquet's "none" codec "uncompressed"
@@ -199,6 +341,9 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             local = local_path(path)
             assert local is not None
             source = [str(f) for f in files]
+            if io.format == "csv":
+                for file in files:
+                    _check_header(io, file)
             check_alike(io, files, local, lambda file: self._file_schema(io, file).names)
             hive = has_partitions(files, local) or None  # name=value folders become columns, as Spark reads them
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
