@@ -92,7 +92,7 @@ class Vector:
             cells = [row[i] for row in self.rows]
             values = [cell_value(c, tree) for c in cells]
             if any(_has_bytes(c) for c in cells):
-                arrays.append(pa.array(values, arrow_type(_strings_as_binary(tree))).cast(arrow_type(tree), safe=False))
+                arrays.append(_unchecked(pa.array(values, arrow_type(_strings_as_binary(tree))), arrow_type(tree)))
             else:
                 arrays.append(pa.array(values, arrow_type(tree)))
         return pa.Table.from_arrays(
@@ -106,6 +106,36 @@ def _has_bytes(cell: object) -> bool:
     if isinstance(cell, list):
         return any(_has_bytes(v) for v in cell)
     return False
+
+
+def _unchecked(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` (binary in place of strings) as ``target`` without UTF-8 validation. A map is rebuilt from its keys
+    and items cast alone: pyarrow 15 aborts the process (a failed C++ check, "Map array keys array should have no
+    nulls") casting a map whose struct keys hold such strings; lists and structs are rebuilt around a map inside."""
+    t = arr.type
+    if pa.types.is_map(t) or ((pa.types.is_list(t) or pa.types.is_large_list(t)) and _holds_map(t)):
+        offsets = arr.offsets
+        if arr.null_count:  # a null offset marks a null slot for from_arrays
+            valid = [*arr.is_valid().to_pylist(), True]
+            offsets = pa.array(
+                [o if v else None for o, v in zip(offsets.to_pylist(), valid, strict=True)], offsets.type
+            )
+        if pa.types.is_map(t):
+            entries = arr.values  # struct<key, value>, every slot's
+            keys = _unchecked(entries.field(0), target.key_type)
+            items = _unchecked(entries.field(1), target.item_type)
+            return pa.MapArray.from_arrays(offsets, keys, items, type=target)
+        cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
+        return cls.from_arrays(offsets, _unchecked(arr.values, target.value_type), type=target)
+    if pa.types.is_struct(t) and _holds_map(t):
+        children = [_unchecked(arr.field(i), target.field(i).type) for i in range(t.num_fields)]
+        mask = arr.is_null() if arr.null_count else None
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    return arr.cast(target, safe=False)
+
+
+def _holds_map(t: pa.DataType) -> bool:
+    return pa.types.is_map(t) or any(_holds_map(t.field(i).type) for i in range(t.num_fields))
 
 
 def _strings_as_binary(tree: TypeTree) -> TypeTree:
