@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,29 @@ def test_invalid_configs_name_file_and_key(tmp_path, text, key):
         load_config(path)
     assert str(err.value).startswith(str(path))
     assert key in str(err.value)
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "link to itself", "link to nothing"])
+def test_a_config_that_is_no_regular_file_is_named_for_what_it_is(tmp_path, kind):
+    # A folder, FIFO or link loop named config.yaml was "no such config file": the file is there, the message lied.
+    task = tmp_path / "u" / "p" / "t"
+    task.mkdir(parents=True)
+    path = task / "config.yaml"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("config.yaml" if kind == "link to itself" else "gone.yaml")
+    said = {
+        "folder": "a folder, not a config file",
+        "fifo": "not a regular file (a FIFO, socket or device): a config file must be one",
+        "link to itself": "cannot read the config file (Too many levels of symbolic links)",
+        "link to nothing": "no such config file (a link to nothing)",
+    }[kind]
+    with pytest.raises(ConfigError) as err:
+        load_config(task)
+    assert str(err.value) == f"{path}: {said}"
 
 
 def test_missing_file_and_bad_yaml(tmp_path):

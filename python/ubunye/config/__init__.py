@@ -14,6 +14,7 @@ Example (the example usecase's orders task, as shipped in ``ubunye.testing``; ``
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def load_config(
     if path.is_dir():
         path = path / CONFIG_FILE
     if not path.is_file():
-        msg = f"{path}: no such config file"
+        msg = f"{path}: {_not_a_file(path)}"
         raise ConfigError(msg)
     doc = read_yaml(path)
     if doc is None:
@@ -58,6 +59,19 @@ def load_config(
     variables = template_variables(dt, dtf, mode, env)
     rendered = render_tree(doc, variables, str(path))
     return build(path, rendered, mode, env_used=used_env(variables))
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path`` is, when it is no readable regular file: missing, a folder, a FIFO or device, a link loop."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "no such config file" if not path.is_symlink() else "no such config file (a link to nothing)"
+    except OSError as exc:  # ELOOP: a link to itself; EACCES: a folder on the way cannot be searched
+        return f"cannot read the config file ({exc.strerror or exc})"
+    if stat.S_ISDIR(mode):
+        return "a folder, not a config file"
+    return "not a regular file (a FIFO, socket or device): a config file must be one"
 
 
 __all__ = ["CONFIG_FILE", "ConfigError", "IOConfig", "MonitorConfig", "TaskConfig", "load_config"]
