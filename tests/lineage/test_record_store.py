@@ -98,6 +98,22 @@ def test_corrupt_and_newer_records_are_reported_with_their_path(tmp_path):
     assert [r.run_id for r in store.records()] == ["good"]
 
 
+@pytest.mark.parametrize("level", ["usecase", "package", "task"])
+def test_a_symlinked_folder_in_the_store_is_not_entered(tmp_path, level):
+    # glob followed links: one to "/" in the store (or --records /proc, whose <pid>/root is one) had every *.json
+    # three folders down read as a record. The store's own folders are folders; a link among them is not its.
+    store = RecordStore(tmp_path / "uc")
+    store.write(RunRecord(run_id="mine", usecase="shop", package="daily", task="a"))
+    elsewhere = RecordStore(tmp_path / "other")
+    elsewhere.write(RunRecord(run_id="theirs", usecase="shop", package="daily", task="a"))
+    mine, theirs = store.path_of(store.load("mine")), elsewhere.path_of(elsewhere.load("theirs"))
+    up = {"task": 1, "package": 2, "usecase": 3}[level]  # the folder of that level: .../shop/daily/a upwards
+    folder, target = mine.parents[up - 1], theirs.parents[up - 1]
+    (folder.parent / "linked").symlink_to(target, target_is_directory=True)
+    assert [e.path for e in store.entries()] == [mine]
+    assert [r.run_id for r in store.records()] == ["mine"] and len(elsewhere.entries()) == 1
+
+
 def test_listing_filters_by_identity(tmp_path):
     store = RecordStore(tmp_path)
     for task in ("a", "b"):

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import glob
 import json
 import os
 import re
@@ -514,13 +513,37 @@ class RecordStore:
                 msg = f"cannot list the record store {printable(str(root))}: it is {kind}"
                 raise RecordError(msg)
             return []
-        # A name is a name, not a pattern: "[u]" must not match the usecase "u".
-        pattern = "/".join(glob.escape(x) if x else "*" for x in (usecase, package, task)) + "/*.json"
         try:
-            return [p for p in root.glob(pattern) if not p.name.startswith(".")]
+            return _record_files(root, (usecase, package, task))
         except OSError as exc:  # e.g. --records /proc: listing /proc/<pid>/net raises EINVAL
             msg = f"cannot list the record store {printable(str(root))}: {type(exc).__name__}: {exc}"
             raise RecordError(msg) from exc
+
+
+def _record_files(root: Path, names: tuple[str | None, str | None, str | None]) -> list[Path]:
+    """The ``*.json`` entries three folders below ``root`` (usecase, package, task: each the name given, or any
+    folder not hidden), hidden names left out. A name is a name, not a pattern ("[u]" is not the usecase "u"). A
+    folder that is a symlink is no part of the store and is not entered: glob followed them, so a link to "/" in
+    the store, or --records /proc (whose <pid>/root is one), had the whole filesystem's *.json read as records."""
+    folders = [root]
+    for name in names:
+        below: list[Path] = []
+        for folder in folders:
+            if name is not None:
+                child = folder / name
+                if child.is_dir() and not child.is_symlink():
+                    below.append(child)
+                continue
+            with os.scandir(folder) as entries:
+                below.extend(
+                    Path(e.path) for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+                )
+        folders = below
+    found: list[Path] = []
+    for folder in folders:
+        with os.scandir(folder) as entries:
+            found.extend(Path(e.path) for e in entries if e.name.endswith(".json") and not e.name.startswith("."))
+    return found
 
 
 @dataclass(frozen=True)
