@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 RECORDS_FOLDER = LINEAGE_DIR.parts[0]
 
 _BAD_NAME = re.compile(r"[/\\\x00-\x1f\x7f]")
+#: The longest file name most filesystems take (NAME_MAX), and what an output's own name may use of it: its
+#: siblings are named ``.<name>.ubunye-staging-<unique>`` (engines.paths: 20 digits, a pid of up to 7, 8 hex),
+#: 54 bytes more, and a name too long for them failed only at write time, after the transform ran.
+_NAME_MAX = 255
+_NAME_ROOM = _NAME_MAX - len(".") - len(".ubunye-staging-") - (20 + 1 + 7 + 1 + 8)
 
 
 def plain_name(kind: str, value: object) -> str:
@@ -115,6 +120,12 @@ def check_outputs(
         if reserved is not None:  # another output's writer deletes such a name as the leftover of a killed run
             why = f"is named like ubunye's own hidden files ({reserved!r}: a staging, old or trash sibling, lock file "
             why += "or unfinished part of another output)"
+        elif len(os.fsencode(given.name)) > _NAME_ROOM:
+            why = (
+                f"ends in a name of {len(os.fsencode(given.name))} bytes: the staging, trash and lock names ubunye "
+                f"writes beside it add up to {_NAME_MAX - _NAME_ROOM} bytes, over the 255-byte limit of one name; at "
+                f"most {_NAME_ROOM} bytes"
+            )
         elif _inside(root, path):
             why = "is the usecase folder or holds it" if path != root else "is the usecase folder"
         elif _inside(path, records):

@@ -280,3 +280,20 @@ def test_a_symlink_loop_in_a_path_is_one_error_line_naming_it(tmp_path: Path, wh
         result = invoke("run", "-d", root, "-u", "u", "-p", "p", "-t", "t", "-dt", "2026-12-01")
     message = refused(result, "a symlink loop", str(loop))
     assert message.startswith("error:") and not (root / "data" / "o").is_dir(), message
+
+
+# --- an output name too long for the names written beside it ----------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [201, 202, 250])
+def test_an_output_name_too_long_for_its_staging_sibling_is_refused_before_the_run(tmp_path: Path, length: int) -> None:
+    # 250 bytes passed the checks and failed at write time, after the transform ran ("cannot create its lock ...:
+    # File name too long", naming no key); 201 bytes leave room for .<name>.ubunye-staging-<unique> (255 in all).
+    root = task(tmp_path / "uc", config=CONFIG.replace('path: "data/o"', f'path: "data/{"a" * length}"'))
+    result = invoke("run", "-d", root, "-u", "u", "-p", "p", "-t", "t", "-dt", "2026-12-01")
+    if length <= 201:
+        assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+        assert pd.read_parquet(root / "data" / ("a" * length))["i"].tolist() == [1, 2]
+        return
+    refused(result, "CONFIG.outputs.o.path", f"ends in a name of {length} bytes", "at most 201 bytes")
+    assert not (root / "data").exists() and records(root) == []
