@@ -297,3 +297,23 @@ def test_an_output_name_too_long_for_its_staging_sibling_is_refused_before_the_r
         return
     refused(result, "CONFIG.outputs.o.path", f"ends in a name of {length} bytes", "at most 201 bytes")
     assert not (root / "data").exists() and records(root) == []
+
+
+# --- the record store inside an input -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("records", ["data/in", "data/in/deeper"])  # a store holding data/in holds data/o: refused
+def test_records_in_an_input_folder_are_refused_before_the_run(tmp_path: Path, records: str) -> None:
+    # --records data/in wrote the record into the input: that run failed ("a folder inside the parquet data folder
+    # ... but not a partition"), and so did every later one, and `ubunye hash data/in` saw two formats.
+    config = CONFIG.replace("CONFIG:\n", 'CONFIG:\n  inputs:\n    i: {format: parquet, path: "data/in"}\n')
+    root = task(tmp_path / "uc", config=config)
+    (root / "data" / "in").mkdir(parents=True)
+    pd.DataFrame({"x": [1]}).to_parquet(root / "data" / "in" / "part-0.parquet")
+    before = sorted(p.name for p in (root / "data").rglob("*"))
+    result = invoke(
+        "run", "-d", root, "-u", "u", "-p", "p", "-t", "t", "-dt", "2026-12-01", "--records", root / records
+    )
+    why = {"data/in": " is the record store", "data/in/deeper": " holds the record store"}
+    refused(result, "CONFIG.inputs.i.path", why[records], "records and an input's data may not share a folder")
+    assert sorted(p.name for p in (root / "data").rglob("*")) == before
