@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,7 +103,18 @@ _DOLLAR_TAG = re.compile(r"\$(\w*)\$")
 
 def _is_identifier_part(c: str) -> bool:
     # str.isalpha (letters) is a subset of Rust's char::is_alphabetic: a word here never runs past one of polars'
-    return c.isalpha() or c in "0123456789_$"
+    return c.isalpha() or c in "0123456789_$@#" or unicodedata.category(c) in ("Nl", "Mn", "Mc")
+
+
+def _is_identifier_start(c: str) -> bool:
+    # GenericDialect starts an identifier with a letter (Rust's is_alphabetic: marks and letter numbers too), _, # or @
+    return c.isalpha() or c in "_#@" or unicodedata.category(c) in ("Nl", "Mn", "Mc")
+
+
+#: Any of the known file functions' names as a word of the text, in code, a literal or a comment alike: where the
+#: tokenizer above and polars' own could read a query two ways (a string's start or end), the text alone decides,
+#: failing closed: a query that names one anywhere is refused, even in a string.
+_FILE_NAME_ANYWHERE = re.compile(r"(?<!\w)(" + "|".join(sorted(_FILE_FUNCTIONS)) + r")(?!\w)", re.IGNORECASE)
 
 
 def _code_words(query: str) -> list[tuple[str, bool]]:
@@ -167,12 +179,12 @@ def _code_words(query: str) -> list[tuple[str, bool]]:
             else:
                 i += 1
             continue
-        if c.isalpha() or c == "_":
+        if _is_identifier_start(c):
             j = i + 1
             while j < n and _is_identifier_part(query[j]):
                 j += 1
             word = query[i:j]
-            prefix = query[j : j + 1] if word in "Ee" else query[j : j + 2] if word in "Uu" else ""
+            prefix = query[j : j + 1] if word in ("E", "e") else query[j : j + 2] if word in ("U", "u") else ""
             if prefix in ("'", "&'"):  # E'...' and U&'...': strings with backslash escapes
                 i = _string_end(query, j + len(prefix), backslash=True)
                 continue
@@ -205,8 +217,10 @@ def refuse_file_functions(query: str) -> None:
     however it is written: quoted ("read_csv", `read_csv`), in any case, with comments before its parenthesis.
 
     A query (or a template value pasted into it) may read the frames registered under the inputs' names only:
-    a file it opened itself would be read outside the declared, hashed and recorded inputs. The words inside a
-    string literal or a comment are no code and stay allowed.
+    a file it opened itself would be read outside the declared, hashed and recorded inputs. A known file
+    function's name is refused anywhere, a string literal or comment too (failing closed: a tokenizer that reads
+    a string's start otherwise than polars would let a call through); other read_x/scan_x words are refused
+    where called in code.
 
     Example:
         >>> refuse_file_functions("SELECT * FROM read_csv('/etc/passwd')")
@@ -215,17 +229,25 @@ def refuse_file_functions(query: str) -> None:
         >>> refuse_file_functions("SELECT * FROM `READ_CSV` /* c */ ('/etc/passwd')")
         Traceback (most recent call last):
         ubunye.exceptions.EngineError: SQL query "SELECT * FROM `READ_CSV` /* c */ ('/etc/passwd')": calls read_csv, ...
-        >>> refuse_file_functions("SELECT 'read_csv(x)' AS s FROM t")
+        >>> refuse_file_functions("SELECT 'read(x)' AS s FROM t")  # other words in a literal: fine
     """
+    shown = query if len(query) <= 200 else query[:200] + "..."
     for word, called in _code_words(query):
         if word in _FILE_FUNCTIONS or (called and _FILE_CALL.fullmatch(word)):
-            shown = query if len(query) <= 200 else query[:200] + "..."
             verb = "calls" if called else "names"
             msg = (
                 f"SQL query {shown!r}: {verb} {word}, which reads files outside the task's declared inputs; "
                 "declare the data as an input and query it by its name"
             )
             raise EngineError(msg)
+    anywhere = _FILE_NAME_ANYWHERE.search(query)
+    if anywhere is not None:
+        msg = (
+            f"SQL query {shown!r}: names {anywhere.group(1).lower()}, which reads files outside the task's declared "
+            "inputs (refused even inside a string or comment: the query could be read otherwise than polars reads "
+            "it); declare the data as an input and query it by its name"
+        )
+        raise EngineError(msg)
 
 
 def _binary_path(t: pa.DataType, path: str) -> str | None:
