@@ -194,51 +194,93 @@ def _check_nested(present: list[object], name: str, dtype: object) -> None:
     """Section 7 for the lists and dicts of an object column, at any depth: every place (a dict key, a list's
     items) holds one kind of value, and a dict's keys are str. Arrow's inference would otherwise make them one,
     losing what told them apart: a datetime and a date at one place both a date (the time of day dropped), str
-    and bytes both bytes, 1 and 1.5 both doubles, the keys b"a" and "a" one key (one value dropped). A set has no
-    order, so as a list it would hash in the order of this process's string hashing: refused, as at the top.
-    Missing values (None, NaN, NA, NaT) take any place."""
-    seen: dict[str, tuple[str, object]] = {}
+    and bytes both bytes, the keys b"a" and "a" one key (one value dropped). Integers and floats at one place are
+    all doubles, as Arrow reads them (JSON's 10 and 10.5), unless an integer there is beyond 2**53, which a
+    double would round. A set has no order, so as a list it would hash in the order of this process's string
+    hashing: refused, as at the top. Missing values (None, NaN, NA, NaT) take any place."""
+    seen: dict[tuple[str, ...], tuple[str, object]] = {}
+    floats: set[tuple[str, ...]] = set()
+    big: dict[tuple[str, ...], object] = {}  # an integer beyond 2**53 at each place that has one
     hint = ""  # a tuple is seen before its items are: a (key, value) pair's mixed kinds get the map hint
-    stack: list[tuple[object, str]] = [(v, name) for v in present]
+    stack: list[tuple[object, tuple[str, ...]]] = [(v, ()) for v in present]
     while stack:
-        value, path = stack.pop()
+        value, place = stack.pop()
         if value is None or value is pd.NA or value is pd.NaT:
             continue
         if isinstance(value, set | frozenset):
-            raise _fail(name, dtype, f"{path!r} holds a {type(value).__name__}, which has no order; use a sorted list")
+            msg = f"{_shown(name, place)!r} holds a {type(value).__name__}, which has no order; use a sorted list"
+            raise _fail(name, dtype, msg)
         if isinstance(value, dict):
             for key, item in value.items():
                 if not isinstance(key, str):
-                    msg = f"{path!r} holds a dict whose key {key!r} is a {type(key).__name__}; dict keys must be str"
-                    raise _fail(name, dtype, msg)
-                stack.append((item, f"{path}.{key}"))
+                    msg = f"{_shown(name, place)!r} holds a dict whose key {key!r} is a {type(key).__name__}; dict "
+                    raise _fail(name, dtype, msg + "keys must be str")
+                stack.append((item, (*place, "." + key)))
             kind: str = "dict"
         elif isinstance(value, np.ndarray) and value.dtype.kind != "O":
-            kind = "list"
-            items = _ARRAY_KINDS.get(value.dtype.kind, str(value.dtype))
-            _same(seen, f"{path}[]", items, f"a numpy array of {value.dtype}", (name, dtype, hint))
+            kind, items = "list", (*place, "[]")
+            item = _ARRAY_KINDS.get(value.dtype.kind, str(value.dtype))
+            if item in ("int", "float"):
+                _number(value, item, items, floats, big)
+            _same(seen, items, item, f"a numpy array of {value.dtype}", (name, dtype, hint))
         elif isinstance(value, list | tuple | np.ndarray):
             kind = "list"
             hint = hint or (_MAP_HINT if isinstance(value, tuple) else "")
-            stack.extend((v, path + "[]") for v in value)
+            stack.extend((v, (*place, "[]")) for v in value)
         elif isinstance(value, float | np.floating) and np.isnan(value):
             kind = "float"  # NaN is a float's value here (the section 7 rules of a list's items), not a null
         else:
             kind = _kind(value)
-        _same(seen, path, kind, value, (name, dtype, hint))
+        if kind in ("int", "float"):
+            _number(value, kind, place, floats, big)
+        _same(seen, place, kind, value, (name, dtype, hint))
+    for place in floats & big.keys():
+        msg = (
+            f"{_shown(name, place)!r} holds floats and the integer {big[place]!r}, beyond 2**53: as the doubles Arrow "
+            "makes of them all it would be rounded (section 7); make them one kind"
+        )
+        raise _fail(name, dtype, msg)
+
+
+def _number(
+    value: object, kind: str, place: tuple[str, ...], floats: set[tuple[str, ...]], big: dict[tuple[str, ...], object]
+) -> None:
+    """Notes a float at ``place``, or an integer (a numpy array's: its extremes) beyond 2**53 in magnitude."""
+    if kind == "float":
+        floats.add(place)
+        return
+    if isinstance(value, np.ndarray):
+        if value.size and (int(value.max()) > _EXACT or int(value.min()) < -_EXACT):
+            big.setdefault(place, int(value.max()) if int(value.max()) > _EXACT else int(value.min()))
+    elif abs(int(value)) > _EXACT:  # type: ignore[call-overload]
+        big.setdefault(place, value)
+
+
+#: The largest integer every smaller one of which a double holds exactly.
+_EXACT = 2**53
+
+
+def _shown(name: str, place: tuple[str, ...]) -> str:
+    """A place as the error names it: ``c.k[]`` (a dict key's values, a list's items)."""
+    return name + "".join(place)
 
 
 def _same(
-    seen: dict[str, tuple[str, object]], path: str, kind: str, value: object, where: tuple[str, object, str]
+    seen: dict[tuple[str, ...], tuple[str, object]],
+    place: tuple[str, ...],
+    kind: str,
+    value: object,
+    where: tuple[str, object, str],
 ) -> None:
-    """Records that ``path`` holds a ``kind``; a second kind there is a HashError naming both (``where``: the
-    column's name, its dtype, a hint to add)."""
-    first = seen.setdefault(path, (kind, value))
-    if first[0] != kind:
+    """Records that ``place`` holds a ``kind`` (integers and floats alike are numbers); a second kind there is a
+    HashError naming both (``where``: the column's name, its dtype, a hint to add)."""
+    first = seen.setdefault(place, (kind, value))
+    if first[0] != kind and {first[0], kind} != {"int", "float"}:
         name, dtype, hint = where
         msg = (
-            f"{path!r} holds values of more than one kind ({first[0]} {first[1]!r} and {kind} {value!r}); a list's "
-            "items and a dict key's values must be of one kind in every row, or Arrow would make them one"
+            f"{_shown(name, place)!r} holds values of more than one kind ({first[0]} {first[1]!r} and {kind} "
+            f"{value!r}); a list's items and a dict key's values must be of one kind in every row, or Arrow would "
+            "make them one"
         )
         raise _fail(name, dtype, f"{msg}. {hint}" if hint else msg)
 
