@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -118,7 +119,10 @@ def domain_errors(func: Callable[P, R]) -> Callable[P, R]:
             if not _stdout_gone():  # another pipe or a connection (a store, a server) broke: an error, not 141
                 if is_debug():
                     raise
-                typer.echo(error_line(OSError(f"a pipe or connection closed while the command ran ({exc})")), err=True)
+                with contextlib.suppress(BrokenPipeError):  # stderr's reader gone too: the exit status says it
+                    typer.echo(
+                        error_line(OSError(f"a pipe or connection closed while the command ran ({exc})")), err=True
+                    )
                 raise typer.Exit(DOMAIN_ERROR) from None
             # What is left in stdout's buffer would fail again when Python flushes it at exit.
             devnull = os.open(os.devnull, os.O_WRONLY)
