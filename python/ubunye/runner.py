@@ -815,36 +815,34 @@ def run_task(
 def _check_records_root(ctx: RunContext, store: RecordStore | None) -> None:
     """An output may not be, hold or sit inside a local records root (given elsewhere than the usecase_dir,
     the paths check alone would not see it): an overwrite there would replace receipts with data. Nor may an
-    input: a record written into it would change the input's data."""
+    input (--records data/in): the run's record would be written into its data, and every later read of it would
+    find a folder no partition ("files of 2 formats")."""
     if store is None or store.remote:
         return
     root = Path(store.root).resolve()
-    for name, io in ctx.config.outputs.items():
-        where = location(io, ctx.usecase_dir)
-        path = None if where.startswith("table:") else local_path(where)
-        if path is None:
-            continue
-        path = path.resolve()
-        why = (
-            "is" if path == root else "is inside" if root in path.parents else "holds" if path in root.parents else None
-        )
-        if why:
-            msg = f"{ctx.config.path}: CONFIG.outputs.{name}.path: {path} {why} the record store {root}"
-            raise ConfigError(msg + "; an output must be a folder of its own")
-    # Nor may the records go into an input (--records data/in): the run's record would be written into its data,
-    # and every later read of it would find a folder no partition ("files of 2 formats"); nor an input into them.
-    for name, io in ctx.config.inputs.items():
-        where = location(io, ctx.usecase_dir)
-        path = None if where.startswith("table:") else local_path(where)
-        if path is None:
-            continue
-        path = path.resolve()
-        why = (
-            "is" if path == root else "is inside" if root in path.parents else "holds" if path in root.parents else None
-        )
-        if why:
-            msg = f"{ctx.config.path}: CONFIG.inputs.{name}.path: {path} {why} the record store {root}"
-            raise ConfigError(msg + "; records and an input's data may not share a folder (give --records elsewhere)")
+    sides = (
+        ("outputs", ctx.config.outputs, "an output must be a folder of its own"),
+        ("inputs", ctx.config.inputs, "records and an input's data may not share a folder (give --records elsewhere)"),
+    )
+    for side, ios, advice in sides:
+        for name, io in ios.items():
+            where = location(io, ctx.usecase_dir)
+            path = None if where.startswith("table:") else local_path(where)
+            if path is None:
+                continue
+            path = path.resolve()
+            why = (
+                "is"
+                if path == root
+                else "is inside"
+                if root in path.parents
+                else "holds"
+                if path in root.parents
+                else ""
+            )
+            if why:
+                msg = f"{ctx.config.path}: CONFIG.{side}.{name}.path: {path} {why} the record store {root}; {advice}"
+                raise ConfigError(msg)
 
 
 def run_pipeline(
