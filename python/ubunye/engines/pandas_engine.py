@@ -111,6 +111,64 @@ def _file_format(io: IOConfig) -> str | ds.FileFormat | None:
     return ds.CsvFileFormat(parse_options=parse, convert_options=nulls)
 
 
+def _refuse_rounded_integers(io: IOConfig, files: list[Path], table: pa.Table) -> None:
+    """Raise EngineError naming the input, file and column when a csv or json file holds an integer beyond the
+    64-bit range in a column pyarrow read as float64: every such value was rounded (9223372036854775809 and
+    ...810 both 9223372036854775808.0), a guessed value. Only a float64 column holding a whole number of at least
+    2**63 in magnitude is looked at again, as text (csv) or by Python's json (json, its lines): rare, so free."""
+    import pyarrow.compute as pc
+
+    for name in table.column_names:
+        column = table.column(name)
+        if column.type != pa.float64() or column.null_count == len(column):
+            continue
+        big = pc.and_(pc.greater_equal(pc.abs(column), 2.0**63), pc.equal(pc.floor(column), column))
+        if not pc.any(big).as_py():
+            continue
+        for file in files:
+            found = _integer_text(io, file, name)
+            if found is not None:
+                msg = (
+                    f"input {io.name!r}: {file}: column {name!r} holds the integer {found}, beyond 64 bits: read as "
+                    "a float64 it would be rounded; store it as a string, or as a decimal in parquet"
+                )
+                raise EngineError(msg)
+
+
+def _integer_text(io: IOConfig, file: Path, name: str) -> str | None:
+    """The first integer written in ``file``'s column ``name`` that a 64-bit integer cannot hold, or None."""
+    if io.format == "csv":
+        import pyarrow.csv as pcsv
+
+        convert = pcsv.ConvertOptions(column_types={name: pa.string()}, include_columns=[name])
+        try:
+            texts = pcsv.read_csv(
+                file, parse_options=pcsv.ParseOptions(delimiter=separator(io)), convert_options=convert
+            )
+        except (pa.ArrowInvalid, KeyError):  # a partition column, or the column is in another file
+            return None
+        values = texts.column(0).to_pylist()
+    else:
+        values = []
+        with file.open(encoding="utf-8") as lines:
+            for line in lines:
+                row = json.loads(line) if line.strip() else None
+                values.append(row.get(name) if isinstance(row, dict) else None)
+    for v in values:
+        text = v.strip() if isinstance(v, str) else v if isinstance(v, int) and not isinstance(v, bool) else None
+        if isinstance(text, int):
+            if not -(2**63) <= text < 2**63:
+                return str(text)
+        elif (
+            text is not None
+            and text.lstrip("+-").isascii()
+            and text.lstrip("+-").isdigit()
+            and not -(2**63) <= int(text) < 2**63
+        ):
+            return text
+    return None
+
+
 def _for_delta(table: pa.Table) -> pa.Table:
     """``table`` with its columns in types deltalake writes and reads back as they are, each hashing as before
     (docs/rows-v1.md section 7): a dictionary column (``pd.ArrowDtype(dictionary)``, as a parquet of categoricals
@@ -181,8 +239,12 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
             partitioned = ds.dataset(
                 [str(f) for f in files], format=fmt, partitioning="hive", partition_base_dir=str(root)
             )
-            return partitioned.to_table()
-        return ds.dataset([str(f) for f in files], format=fmt).to_table()
+            table = partitioned.to_table()
+        else:
+            table = ds.dataset([str(f) for f in files], format=fmt).to_table()
+        if io.format in ("csv", "json"):
+            _refuse_rounded_integers(io, files, table)
+        return table
 
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
         import pyarrow.dataset as ds
