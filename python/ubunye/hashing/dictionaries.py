@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from ubunye.exceptions import HashError
-from ubunye.hashing.types import is_binary_view, is_string_view
+from ubunye.hashing.types import is_binary_view, is_list_view, is_string_view
 
 
 def _without_views(t: pa.DataType) -> pa.DataType:
@@ -112,7 +112,7 @@ def _null_entry(arr: pa.Array) -> bool:
         return bool(arr.dictionary.null_count) or _null_entry(arr.dictionary)
     if pa.types.is_struct(t):
         return any(_null_entry(arr.field(i)) for i in range(t.num_fields))
-    if isinstance(arr, pa.ListArray | pa.LargeListArray | pa.FixedSizeListArray | pa.MapArray):
+    if isinstance(arr, pa.ListArray | pa.LargeListArray | pa.FixedSizeListArray | pa.MapArray) or is_list_view(t):
         return _null_entry(arr.values)
     return False
 
@@ -147,10 +147,18 @@ def joinable(table: pa.Table) -> pa.Table:
                     "safely inside a list, map or struct (pyarrow 16 or later does)"
                 )
                 raise HashError(msg)
+            if is_list_view(column.type):  # Arrow casts no list view safely: as the large lists the encoder reads
+                from ubunye.hashing.encode import _views_as_list
+
+                column = pa.chunked_array([_views_as_list(chunk) for chunk in column.chunks])
             plain = _plain(column.type)
             try:
                 decoded = column.cast(plain, safe=False)
-            except pa.ArrowException:  # no cast for this nesting (a list view): left for Arrow's own error
-                continue
+            except pa.ArrowException as exc:  # no cast for this nesting (a list view inside a struct...)
+                msg = (
+                    f"rows-v1 cannot read column {table.field(i).name!r} of type {table.field(i).type}: its chunks "
+                    f"hold dictionaries with a null value, which Arrow can neither join nor decode there ({exc})"
+                )
+                raise HashError(msg) from exc
             table = table.set_column(i, table.field(i).with_type(plain), decoded)
     return table
