@@ -124,9 +124,11 @@ def _unchecked(arr: pa.Array, target: pa.DataType) -> pa.Array:
             entries = arr.values  # struct<key, value>, every slot's
             keys = _unchecked(entries.field(0), target.key_type)
             items = _unchecked(entries.field(1), target.item_type)
-            return pa.MapArray.from_arrays(offsets, keys, items, type=target)
+            built = pa.MapArray.from_arrays(offsets, keys, items)  # pyarrow 14 takes no type=
+            return built if built.type == target else built.cast(target)
         cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
-        return cls.from_arrays(offsets, _unchecked(arr.values, target.value_type), type=target)
+        built = cls.from_arrays(offsets, _unchecked(arr.values, target.value_type))
+        return built if built.type == target else built.cast(target)
     if pa.types.is_struct(t) and _holds_map(t):
         children = [_unchecked(arr.field(i), target.field(i).type) for i in range(t.num_fields)]
         mask = arr.is_null() if arr.null_count else None
