@@ -36,6 +36,7 @@ from ubunye.lineage.secrets import is_secret_name
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow.csv as pcsv
 
     from ubunye.config import IOConfig
     from ubunye.hashing.delta_files import SumsCache
@@ -78,6 +79,22 @@ def separator(io: IOConfig) -> str:
         ';'
     """
     return str(io.options.get("sep", io.options.get("delimiter", ",")))
+
+
+def csv_parse_options(io: IOConfig) -> pcsv.ParseOptions:
+    """How pyarrow splits ``io``'s csv files into rows and fields: the separator, and a quoted value may hold a line
+    break, as Spark (``multiLine``) and polars read it. Without ``newlines_in_values`` pyarrow cuts a file into
+    1 MB blocks at line breaks and fails on a value spanning a block's end ("got out of sync with chunker"): a
+    valid file refused once it passes 1 MB.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> csv_parse_options(IOConfig("i", format="csv", options={"sep": ";"})).delimiter
+        ';'
+    """
+    import pyarrow.csv as pcsv
+
+    return pcsv.ParseOptions(delimiter=separator(io), newlines_in_values=True)
 
 
 #: Formats written as text and read back through type inference: a write of one is read back before commit.

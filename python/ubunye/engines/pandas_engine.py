@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines._io import LocalEngine, pandas_table, parquet_codec, separator, unwrap
+from ubunye.engines._io import LocalEngine, csv_parse_options, pandas_table, parquet_codec, separator, unwrap
 from ubunye.engines.delta import read_table
 from ubunye.engines.inputs import check_alike, data_files, has_partitions
 from ubunye.engines.paths import local_path
@@ -106,9 +106,8 @@ def _file_format(io: IOConfig) -> str | ds.FileFormat | None:
     # Only an unquoted empty field is null; a quoted one ("") is the empty string and "nan" a float NaN, as Spark
     # and polars read csv and as pyarrow writes it. pyarrow's defaults read a null string as "" and the text NA,
     # NULL, nan... as null, so neither nulls nor NaN nor such strings came back.
-    parse = pcsv.ParseOptions(delimiter=separator(io))
     nulls = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
-    return ds.CsvFileFormat(parse_options=parse, convert_options=nulls)
+    return ds.CsvFileFormat(parse_options=csv_parse_options(io), convert_options=nulls)
 
 
 def _refuse_rounded_integers(io: IOConfig, files: list[Path], table: pa.Table) -> None:
@@ -142,9 +141,7 @@ def _integer_text(io: IOConfig, file: Path, name: str) -> str | None:
 
         convert = pcsv.ConvertOptions(column_types={name: pa.string()}, include_columns=[name])
         try:
-            texts = pcsv.read_csv(
-                file, parse_options=pcsv.ParseOptions(delimiter=separator(io)), convert_options=convert
-            )
+            texts = pcsv.read_csv(file, parse_options=csv_parse_options(io), convert_options=convert)
         except (pa.ArrowInvalid, KeyError):  # a partition column, or the column is in another file
             return None
         values = texts.column(0).to_pylist()

@@ -24,7 +24,7 @@ import polars as pl
 import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines._io import LocalEngine, pandas_table, parquet_codec, separator, unwrap
+from ubunye.engines._io import LocalEngine, csv_parse_options, pandas_table, parquet_codec, separator, unwrap
 from ubunye.engines.delta import read_table, timestamp_of
 from ubunye.engines.inputs import check_alike, data_files, has_partitions
 from ubunye.engines.paths import local_path
@@ -309,6 +309,94 @@ def _check_header(io: IOConfig, file: Path) -> None:
         seen.add(name)
 
 
+def _check_csv_rows(io: IOConfig, files: list[Path], height: int) -> None:
+    """Raise EngineError naming the input and file if polars read ``files`` (``height`` rows in all) otherwise than
+    Spark and the pandas engine do: a row with fewer fields than the header (polars makes up nulls for the rest,
+    pyarrow refuses the file), or an empty line (polars reads a row of nulls, Spark and pyarrow skip it).
+
+    Every file is parsed once more by pyarrow, fields split but not converted (``include_columns=[]``).
+
+    Example:
+        >>> import tempfile
+        >>> f = Path(tempfile.mkdtemp()) / "p.csv"
+        >>> _ = f.write_text("a,b\\n1,2\\n\\n3,4\\n")
+        >>> _check_csv_rows(IOConfig("i", format="csv"), [f], pl.read_csv(f).height)
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'i': csv file ... has an empty line, which polars reads as a row of ...
+    """
+    import pyarrow.csv as pcsv
+
+    parse = csv_parse_options(io)
+    fields = pcsv.ConvertOptions(include_columns=[])
+    rows: list[int] = []
+    for file in files:
+        try:
+            rows.append(pcsv.read_csv(file, parse_options=parse, convert_options=fields).num_rows)
+        except pa.ArrowInvalid as exc:  # pyarrow names the row: "Expected 3 columns, got 2: 4,5"
+            msg = f"input {io.name!r}: csv file {file} has a row whose fields do not match its header: {exc}"
+            raise EngineError(msg) from exc
+    if sum(rows) == height:
+        return
+    for file, count in zip(files, rows, strict=True):
+        if pl.scan_csv(file, separator=separator(io), glob=False).select(pl.len()).collect().item() != count:
+            msg = f"input {io.name!r}: csv file {file} has an empty line, which polars reads as a row of nulls "
+            msg += "and Spark and the pandas engine skip: remove it, or read this input with another engine"
+            raise EngineError(msg)
+    msg = f"input {io.name!r}: polars read {height} rows from its csv files, pyarrow {sum(rows)}: refused"
+    raise EngineError(msg)
+
+
+def _check_json_keys(io: IOConfig, files: list[Path]) -> None:
+    """Raise EngineError naming the input and file if a JSON object in ``files`` names a key twice: polars keeps
+    the first value and drops the second without a word; Spark and the pandas engine refuse such a file.
+
+    pyarrow parses each file once more: it refuses a duplicate key, and also a field that changes type from row
+    to row, which polars and Spark read (a number becomes its text); so a file pyarrow refuses for another
+    reason is looked at line by line with Python's json, for duplicates alone.
+
+    Example:
+        >>> import tempfile
+        >>> f = Path(tempfile.mkdtemp()) / "p.json"
+        >>> _ = f.write_text('{"a": 1, "a": 2}\\n')
+        >>> _check_json_keys(IOConfig("i", format="json"), [f])
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'i': json file ... line 1 names the key 'a' twice; ...
+    """
+    import pyarrow.json as pj
+
+    for file in files:
+        try:
+            pj.read_json(file)
+        except pa.ArrowInvalid:
+            _check_json_lines(io, file)
+
+
+def _check_json_lines(io: IOConfig, file: Path) -> None:
+    import json
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        keys = [k for k, _ in items]
+        twice = next((k for k in keys if keys.count(k) > 1), None)
+        if twice is not None:
+            raise _Twice(twice)
+        return dict(items)
+
+    with file.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            try:
+                json.loads(line, object_pairs_hook=pairs)
+            except _Twice as twice:
+                msg = f"input {io.name!r}: json file {file} line {number} names the key {twice.args[0]!r} twice; "
+                msg += "polars would keep the first value and drop the second"
+                raise EngineError(msg) from None
+            except ValueError:
+                continue  # not JSON (an empty line): polars' own read decides
+
+
+class _Twice(Exception):
+    """A JSON object naming a key twice (its name)."""
+
+
 # polars names parquet's "none" codec "uncompressed"
 _POLARS_CODECS = {"none": "uncompressed"}
 
@@ -385,7 +473,12 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
 
             return _from_arrow(pds.dataset([str(f) for f in files], format="parquet").to_table())
         if io.format == "csv":
-            return pl.scan_csv(source, separator=separator(io), storage_options=storage, glob=glob).collect()
+            frame = pl.scan_csv(source, separator=separator(io), storage_options=storage, glob=glob).collect()
+            if files is not None:
+                _check_csv_rows(io, files, frame.height)
+            return frame
+        if files is not None:
+            _check_json_keys(io, files)
         return pl.scan_ndjson(source, storage_options=storage).collect()
 
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
