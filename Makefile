@@ -13,7 +13,7 @@ JARS := $(foreach l,$(JAR_LINES),python/ubunye/jars/ubunye-$(l)-$(VERSION).jar)
 SCALA_SRC := $(shell find jvm/src/main -type f 2>/dev/null) build.sbt project/build.properties project/SparkLine.scala
 SBT := bash tools/sbt
 
-.PHONY: help setup jar jvm-test lint quick pytest pandas2 floors spark-lines dbr-stacks test demo bench clean
+.PHONY: help setup jar jvm-test lint quick fuzz pytest pandas2 floors spark-lines dbr-stacks test demo bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -52,6 +52,16 @@ lint: setup ## ruff over the Python package and tests, mypy (strict) over the pa
 # (tests/conftest.py), so this tier builds nothing with sbt and starts no Spark.
 quick: lint ## The tier without jar or Spark: ruff, mypy (make lint) and pytest -m "not spark"
 	$(VENV)/bin/pytest -q -m "not spark" tests
+
+# The generated (hypothesis) tests draw fixed examples in the gate (tests/conftest.py: profile "gate"); this draws
+# fresh ones, FUZZ_ROUNDS times over, without Spark. A failure prints the example and a @reproduce_failure blob.
+FUZZ_ROUNDS ?= 5
+FUZZ_TESTS := tests/hashing/test_generated_tables.py tests/hashing/test_properties.py tests/engines/test_delta_incremental.py tests/lineage/test_file_profiles.py
+fuzz: setup ## Generated tests with fresh random examples (FUZZ_ROUNDS rounds; the gate draws fixed ones)
+	@for i in $$(seq $(FUZZ_ROUNDS)); do \
+	  echo "--- fuzz round $$i of $(FUZZ_ROUNDS)"; \
+	  $(VENV)/bin/pytest -q -p no:cacheprovider -m "not spark" --hypothesis-profile explore $(FUZZ_TESTS) || exit 1; \
+	done
 
 pytest: setup jar ## Run the Python test suite only
 	$(VENV)/bin/pytest -q tests
