@@ -5,7 +5,9 @@ Found by hand in the thirteenth session:
   ("got out of sync with chunker"), where Spark and polars read it;
 - polars read an empty csv line as a row of nulls (Spark and pyarrow skip it) and filled a short row with nulls
   (pyarrow refuses the file): a row more, or made up, in the hash;
-- polars kept the first of a JSON object's two values for one key (Spark and pyarrow refuse the file).
+- polars kept the first of a JSON object's two values for one key (Spark and pyarrow refuse the file);
+- (an adversarial helper) polars took csv and json types from the first 100 rows: a key first seen later was
+  dropped; and it read csv and json files in partition folders without the partition column.
 
 Expected rows are written out by hand from the file's text.
 """
@@ -82,7 +84,7 @@ def test_an_empty_csv_line_is_skipped_by_pandas_and_refused_by_polars(tmp_path: 
     try:
         got = PolarsEngine().read(io, tmp_path)
     except EngineError as exc:
-        assert f"csv file {tmp_path / 'in.csv'} has an empty line" in str(exc)
+        assert f"rows from csv file {tmp_path / 'in.csv'}, Spark and pyarrow 2: an empty line" in str(exc)
     else:  # polars skips a trailing empty line itself: then it must read what pandas reads
         assert [list(r.values()) for r in got.to_dicts()] == [list(r.values()) for r in rows]
 
@@ -121,3 +123,37 @@ def test_polars_still_reads_a_json_field_that_changes_type_as_spark_does(tmp_pat
     (tmp_path / "in.json").write_text('{"a": 1}\n{"a": "x"}\n\n{"a": null}\n')
     got = PolarsEngine().read(IOConfig("i", format="json", path="in.json"), tmp_path)
     assert got.to_dicts() == [{"a": "1"}, {"a": "x"}, {"a": None}]
+
+
+def test_polars_reads_a_json_key_first_seen_after_row_100(tmp_path: Path) -> None:
+    (tmp_path / "in.json").write_text('{"a": 1}\n' * 3000 + '{"a": 2, "z": "x", "s": {"y": 1}}\n')
+    for name, engine in ENGINES.items():
+        got = engine().read(IOConfig("i", format="json", path="in.json"), tmp_path)
+        rows = got.to_dict("records") if name == "pandas" else got.to_dicts()
+        assert len(rows) == 3001 and rows[-1]["a"] == 2 and rows[-1]["z"] == "x", name
+        assert rows[-1]["s"] == {"y": 1} and rows[0]["z"] is None, name
+
+
+def test_polars_reads_a_csv_column_that_turns_to_text_after_row_100(tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_text("a\n" + "1\n" * 3000 + "abc\n")
+    got = PolarsEngine().read(IOConfig("i", format="csv", path="in.csv"), tmp_path)
+    assert got["a"].to_list()[-2:] == ["1", "abc"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_polars_refuses_text_files_in_partition_folders(tmp_path: Path, fmt: str) -> None:
+    for day, row in [("2024-01-01", 1), ("2024-01-02", 2)]:
+        (tmp_path / "ev" / f"day={day}").mkdir(parents=True)
+        text = f"id\n{row}\n" if fmt == "csv" else f'{{"id": {row}}}\n'
+        (tmp_path / "ev" / f"day={day}" / f"part-0.{fmt}").write_text(text)
+    io = IOConfig("i", format=fmt, path="ev")
+    assert sorted(PandasEngine().read(io, tmp_path).columns) == ["day", "id"]
+    with pytest.raises(EngineError, match=rf"input 'i': its {fmt} files sit in partition folders"):
+        PolarsEngine().read(io, tmp_path)
+
+
+def test_polars_refuses_a_csv_with_carriage_returns_alone_saying_what_it_read(tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_bytes(b"a,b\r1,2\r3,4\r")
+    assert len(PandasEngine().read(IOConfig("i", format="csv", path="in.csv"), tmp_path)) == 2
+    with pytest.raises(EngineError, match=r"polars reads 0 rows from csv file .*, Spark and pyarrow 2"):
+        PolarsEngine().read(IOConfig("i", format="csv", path="in.csv"), tmp_path)

@@ -322,7 +322,7 @@ def _check_csv_rows(io: IOConfig, files: list[Path], height: int) -> None:
         >>> _ = f.write_text("a,b\\n1,2\\n\\n3,4\\n")
         >>> _check_csv_rows(IOConfig("i", format="csv"), [f], pl.read_csv(f).height)
         Traceback (most recent call last):
-        ubunye.exceptions.EngineError: input 'i': csv file ... has an empty line, which polars reads as a row of ...
+        ubunye.exceptions.EngineError: input 'i': polars reads 3 rows from csv file ..., Spark and pyarrow 2: ...
     """
     import pyarrow.csv as pcsv
 
@@ -337,10 +337,15 @@ def _check_csv_rows(io: IOConfig, files: list[Path], height: int) -> None:
             raise EngineError(msg) from exc
     if sum(rows) == height:
         return
+
+    def count_polars(file: Path) -> int:
+        return int(pl.scan_csv(file, separator=separator(io), glob=False).select(pl.len()).collect().item())
+
     for file, count in zip(files, rows, strict=True):
-        if pl.scan_csv(file, separator=separator(io), glob=False).select(pl.len()).collect().item() != count:
-            msg = f"input {io.name!r}: csv file {file} has an empty line, which polars reads as a row of nulls "
-            msg += "and Spark and the pandas engine skip: remove it, or read this input with another engine"
+        if count_polars(file) != count:
+            msg = f"input {io.name!r}: polars reads {count_polars(file)} rows from csv file {file}, Spark and "
+            msg += f"pyarrow {count}: an empty line (polars reads a row of nulls where they skip it) or line ends "
+            msg += "polars does not take (a carriage return alone); fix the file, or read it with another engine"
             raise EngineError(msg)
     msg = f"input {io.name!r}: polars read {height} rows from its csv files, pyarrow {sum(rows)}: refused"
     raise EngineError(msg)
@@ -395,6 +400,12 @@ def _check_json_lines(io: IOConfig, file: Path) -> None:
 
 class _Twice(Exception):
     """A JSON object naming a key twice (its name)."""
+
+
+#: polars infers csv and json types from the first 100 rows unless told otherwise: a key first seen in row 3,000
+#: of a json file was dropped without a word, a nested field too, and a csv column holding text after 100 numbers
+#: failed to parse. Every row is looked at, as Spark and pyarrow do.
+_WHOLE: dict[str, Any] = {"infer_schema_length": None}
 
 
 # polars names parquet's "none" codec "uncompressed"
@@ -456,6 +467,11 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                     _check_header(io, file)
             check_alike(io, files, local, lambda file: self._file_schema(io, file).names)
             hive = has_partitions(files, local) or None  # name=value folders become columns, as Spark reads them
+            if hive and io.format != "parquet":
+                msg = f"input {io.name!r}: its {io.format} files sit in partition folders (name=value), and polars "
+                msg += f"reads no partition column from {io.format} (the column would be missing): use parquet, "
+                msg += "or read this input with the pandas or Spark engine"
+                raise EngineError(msg)
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
         if io.format == "parquet":
             scan = pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob)
@@ -473,21 +489,21 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
 
             return _from_arrow(pds.dataset([str(f) for f in files], format="parquet").to_table())
         if io.format == "csv":
-            frame = pl.scan_csv(source, separator=separator(io), storage_options=storage, glob=glob).collect()
+            frame = pl.scan_csv(source, **_WHOLE, separator=separator(io), storage_options=storage, glob=glob).collect()
             if files is not None:
                 _check_csv_rows(io, files, frame.height)
             return frame
         if files is not None:
             _check_json_keys(io, files)
-        return pl.scan_ndjson(source, storage_options=storage).collect()
+        return pl.scan_ndjson(source, **_WHOLE, storage_options=storage).collect()
 
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
         if io.format == "parquet":
             schema = pl.scan_parquet(file, glob=False).collect_schema()
         elif io.format == "csv":
-            schema = pl.scan_csv(file, separator=separator(io), glob=False).collect_schema()
+            schema = pl.scan_csv(file, **_WHOLE, separator=separator(io), glob=False).collect_schema()
         else:
-            schema = pl.scan_ndjson(file).collect_schema()
+            schema = pl.scan_ndjson(file, **_WHOLE).collect_schema()
         return pl.DataFrame(schema=schema).to_arrow().schema  # no rows: the Arrow types polars reads them as
 
     def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
