@@ -14,8 +14,10 @@ Expected rows are written out by hand from the file's text.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from ubunye.config import IOConfig
@@ -157,3 +159,113 @@ def test_polars_refuses_a_csv_with_carriage_returns_alone_saying_what_it_read(tm
     assert len(PandasEngine().read(IOConfig("i", format="csv", path="in.csv"), tmp_path)) == 2
     with pytest.raises(EngineError, match=r"polars reads 0 rows from csv file .*, Spark and pyarrow 2"):
         PolarsEngine().read(IOConfig("i", format="csv", path="in.csv"), tmp_path)
+
+
+@pytest.mark.parametrize("name", ENGINES)
+@pytest.mark.parametrize("fmt", ["json", "parquet"])
+def test_files_whose_nested_fields_differ_are_refused(tmp_path: Path, name: str, fmt: str) -> None:
+    # Both readers took the first file's struct: the second row came back as {"s": {"x": None}}, its y lost.
+    import pyarrow.parquet as pq
+
+    (tmp_path / "i").mkdir()
+    for i, row in enumerate([{"s": {"x": 1}}, {"s": {"y": 2}}]):
+        if fmt == "json":
+            (tmp_path / "i" / f"part-{i}.json").write_text(json.dumps(row) + "\n")
+        else:
+            pq.write_table(pa.Table.from_pylist([row]), tmp_path / "i" / f"part-{i}.parquet")
+    with pytest.raises(EngineError, match=r"different columns: .*part-0\..* has s\.x that .*part-1\..* lacks"):
+        ENGINES[name]().read(IOConfig("i", format=fmt, path="i"), tmp_path)
+
+
+def test_files_with_the_same_nested_fields_still_read(tmp_path: Path) -> None:
+    (tmp_path / "i").mkdir()
+    for i in range(2):
+        (tmp_path / "i" / f"part-{i}.json").write_text(json.dumps({"s": {"x": i, "y": [{"z": i}]}}) + "\n")
+    for name, engine in ENGINES.items():
+        assert len(engine().read(IOConfig("i", format="json", path="i"), tmp_path)) == 2, name
+
+
+# --- the Spark engine: files it would read otherwise than they are, and its lazy errors (an adversarial helper) ----
+
+
+@pytest.fixture
+def spark_engine(spark):
+    from ubunye.engines.spark_engine import SparkEngine
+
+    return SparkEngine(spark=spark)
+
+
+def test_spark_refuses_csv_files_whose_headers_differ_in_order(spark_engine, tmp_path: Path) -> None:
+    (tmp_path / "i").mkdir()
+    (tmp_path / "i" / "part-0.csv").write_text("a,b\n1,x\n")
+    (tmp_path / "i" / "part-1.csv").write_text("b,a\ny,2\n")
+    # pandas reads by name (a=1,b=x and a=2,b=y); Spark paired part-1's values with part-0's header: a=y, b=2
+    rows = PandasEngine().read(IOConfig("i", format="csv", path="i"), tmp_path).to_dict("records")
+    assert sorted((r["a"], r["b"]) for r in rows) == [(1, "x"), (2, "y")]
+    with pytest.raises(
+        EngineError, match=r"input 'i': its files have columns in another order: .*part-0\.csv has a, b"
+    ):
+        spark_engine.read(IOConfig("i", format="csv", path="i"), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("second", "says"),
+    [
+        ({"a": pa.array([2], pa.int64())}, "different column types: column 'a' is int32 in .* but int64"),
+        ({"a": pa.array([2], pa.int32()), "z": pa.array(["x"])}, "different columns: .* has z that"),
+    ],
+    ids=["type", "extra column"],
+)
+def test_spark_refuses_parquet_files_whose_schemas_differ(spark_engine, tmp_path: Path, second, says: str) -> None:
+    import pyarrow.parquet as pq
+
+    (tmp_path / "i").mkdir()
+    pq.write_table(pa.table({"a": pa.array([1], pa.int32())}), tmp_path / "i" / "part-0.parquet")
+    pq.write_table(pa.table(second), tmp_path / "i" / "part-1.parquet")
+    with pytest.raises(EngineError, match=says):
+        spark_engine.read(IOConfig("i", format="parquet", path="i"), tmp_path)
+
+
+def test_spark_refuses_a_short_csv_row_in_one_line_naming_the_file(spark_engine, tmp_path: Path) -> None:
+    from ubunye.exceptions import HashError
+
+    (tmp_path / "in.csv").write_text("a,b,c\n1,2,3\n4,5\n")
+    frame = spark_engine.read(IOConfig("i", format="csv", path="in.csv"), tmp_path)  # lazy: fails when read
+    with pytest.raises(HashError) as caught:
+        spark_engine.hash(frame)
+    text = str(caught.value)
+    assert "Malformed CSV record: 4,5" in text and "in.csv" in text and "\n" not in text
+
+
+def test_spark_reads_a_short_csv_row_as_nulls_when_the_input_asks(spark_engine, tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_text("a,b,c\n1,2,3\n4,5\n")
+    io = IOConfig("i", format="csv", path="in.csv", options={"mode": "PERMISSIVE"})
+    rows = [r.asDict() for r in spark_engine.read(io, tmp_path).orderBy("a").collect()]
+    assert rows == [{"a": 1, "b": 2, "c": 3}, {"a": 4, "b": 5, "c": None}]
+
+
+def test_spark_refuses_a_broken_json_line_saying_what_is_wrong(spark_engine, tmp_path: Path) -> None:
+    (tmp_path / "in.json").write_text('{"a": 1}\n{"a":\n{"a": 2}\n')
+    with pytest.raises(EngineError) as caught:
+        spark_engine.hash(spark_engine.read(IOConfig("i", format="json", path="in.json"), tmp_path))
+    text = str(caught.value)
+    assert "input 'i': cannot read json at" in text and "An error occurred while calling" not in text
+    assert "\n" not in text
+
+
+def test_json_timestamps_as_text_read_as_the_text_on_every_engine(tmp_path: Path) -> None:
+    # pyarrow made them timestamps without a zone: "+02:00" became 10:00, the offset lost; polars and Spark read text
+    row = {"a": "2024-01-01T12:00:00+02:00", "s": {"d": "2024-01-01"}, "l": ["2024-01-01"], "n": 1}
+    for day in ("1", "2"):
+        (tmp_path / "i" / f"day={day}").mkdir(parents=True)
+        (tmp_path / "i" / f"day={day}" / "part-0.json").write_text(json.dumps(row) + "\n")
+    (tmp_path / "one.json").write_text(json.dumps(row) + "\n")
+    assert PandasEngine().read(IOConfig("i", format="json", path="one.json"), tmp_path).to_dict("records") == [row]
+    on_polars = PolarsEngine().read(IOConfig("i", format="json", path="one.json"), tmp_path)
+    assert on_polars.to_dicts() == [row]
+    assert (
+        hash_frame(on_polars).data_hash
+        == hash_frame(PandasEngine().read(IOConfig("i", format="json", path="one.json"), tmp_path)).data_hash
+    )
+    got = PandasEngine().read(IOConfig("i", format="json", path="i"), tmp_path).to_dict("records")
+    assert sorted(got, key=lambda r: r["day"]) == [{**row, "day": 1}, {**row, "day": 2}]

@@ -10,7 +10,7 @@
   ``allow_empty: true`` (then the engine returns an empty table: no columns, as no schema is declared).
 - csv and json text must be UTF-8: an error names the file, the byte offset and the line of the first bad byte.
 - The files of one input must be alike (:func:`check_alike`, called by the pandas and polars readers): the same
-  partition folders above each, the same column names in each.
+  partition folders above each, the same column names in each (nested fields too: :func:`column_paths`).
 
 URL inputs other than ``file://`` are listed by the engine's own reader (no local listing to check).
 
@@ -38,6 +38,8 @@ from ubunye.engines.swap import recover
 from ubunye.exceptions import EngineError
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ubunye.config import IOConfig
 
 EXTENSIONS = {"parquet": (".parquet",), "csv": (".csv",), "json": (".json", ".jsonl", ".ndjson")}
@@ -91,10 +93,13 @@ def has_partitions(files: list[Path], root: Path) -> bool:
 FileSchema = Sequence[str] | Mapping[str, str]
 
 
-def check_alike(io: IOConfig, files: list[Path], root: Path, schema_of: Callable[[Path], FileSchema]) -> None:
+def check_alike(
+    io: IOConfig, files: list[Path], root: Path, schema_of: Callable[[Path], FileSchema], *, ordered: bool = False
+) -> None:
     """Raise EngineError naming two files and what differs unless every file of the input has the same
     partition columns (the ``name=`` folders above it) and the same columns (``schema_of(file)``, the names a
-    reader finds in it; with their types, when it gives them).
+    reader finds in it; with their types, when it gives them; in the same order when ``ordered``: Spark pairs a
+    csv file's values with the first file's header by position).
 
     The readers take the first file's columns as the input's: a file with other columns would be read with
     them silently (its own dropped, the missing ones null), and files beside partition folders would be read
@@ -120,7 +125,7 @@ def check_alike(io: IOConfig, files: list[Path], root: Path, schema_of: Callable
             raise EngineError(msg)
     columns = schema_of(first)
     for file in files[1:]:
-        why = column_difference(str(first), columns, str(file), schema_of(file))
+        why = column_difference(str(first), columns, str(file), schema_of(file), ordered=ordered)
         if why is not None:
             msg = (
                 f"input {io.name!r}: its files have {why}; a reader would read every file with the "
@@ -282,6 +287,53 @@ def check_utf8(io: IOConfig, file: Path) -> None:
             lines += chunk.count(b"\n")
 
 
+def column_paths(schema: pa.Schema) -> list[str]:
+    """Every column of ``schema`` and every field nested in it (``s.x``; a list's items ``l[]``; a map's ``m{}``),
+    in order: what :func:`check_alike` compares for files whose columns nest (json, parquet). A reader takes one
+    file's nested fields for all: a struct field only another file has was read as missing.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> column_paths(pa.schema({"s": pa.struct({"x": pa.int64()}), "l": pa.list_(pa.struct({"y": pa.int8()}))}))
+        ['s', 's.x', 'l', 'l[].y']
+    """
+    import pyarrow as pa
+
+    def walk(name: str, kind: pa.DataType) -> list[str]:
+        if pa.types.is_struct(kind):
+            return [p for i in range(kind.num_fields) for p in _nested(name, kind.field(i), walk)]
+        if pa.types.is_map(kind):
+            return walk(f"{name}{{}}", kind.key_type) + walk(f"{name}{{}}", kind.item_type)
+        if isinstance(kind, pa.ListType | pa.LargeListType | pa.FixedSizeListType):
+            return walk(f"{name}[]", kind.value_type)
+        return []
+
+    return [p for field in schema for p in [field.name, *walk(field.name, field.type)]]
+
+
+def _nested(parent: str, field: pa.Field, walk: Callable[[str, pa.DataType], list[str]]) -> list[str]:
+    path = f"{parent}.{field.name}"
+    return [path, *walk(path, field.type)]
+
+
+def csv_header(file: Path, sep: str) -> list[str]:
+    """The column names in the first record of the csv ``file`` (quotes doubled inside quotes, a byte order mark
+    dropped), as the readers take them; [] for an empty file.
+
+    Example:
+        >>> import tempfile
+        >>> f = Path(tempfile.mkdtemp()) / "p.csv"
+        >>> _ = f.write_text('b,"a, x"\\n1,2\\n')
+        >>> csv_header(f, ",")
+        ['b', 'a, x']
+    """
+    import csv
+    import io
+
+    with _open_text(file) as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
+        return next(csv.reader(text, delimiter=sep, quotechar='"', doublequote=True), [])
+
+
 def _open_text(file: Path) -> BinaryIO:
     codec = COMPRESSION.get(file.suffix.lower())
     if codec is None:
@@ -316,6 +368,8 @@ __all__ = [
     "check_alike",
     "check_utf8",
     "column_difference",
+    "column_paths",
+    "csv_header",
     "data_files",
     "has_partitions",
     "listing",

@@ -17,7 +17,7 @@ import pyarrow as pa
 from ubunye.config import IOConfig
 from ubunye.engines._io import LocalEngine, csv_parse_options, pandas_table, parquet_codec, separator, unwrap
 from ubunye.engines.delta import read_table
-from ubunye.engines.inputs import check_alike, data_files, has_partitions
+from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError
 from ubunye.hashing.dictionaries import decode_column
@@ -108,6 +108,39 @@ def _file_format(io: IOConfig) -> str | ds.FileFormat | None:
     # NULL, nan... as null, so neither nulls nor NaN nor such strings came back.
     nulls = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
     return ds.CsvFileFormat(parse_options=csv_parse_options(io), convert_options=nulls)
+
+
+def _dataset(io: IOConfig, sources: str | list[str], **partitions: str) -> ds.Dataset:
+    """The pyarrow dataset of ``io``'s files, json fields pyarrow would read as timestamps read as their text.
+
+    JSON has no timestamps: pyarrow infers one from ISO text ("2024-01-01", "...T12:00:00+02:00", read as 10:00
+    without a zone, the offset lost), where Spark and polars read the string, as this does now.
+    """
+    import pyarrow.dataset as ds
+
+    found = ds.dataset(sources, format=_file_format(io), **partitions)
+    if io.format != "json":
+        return found
+    import pyarrow.json as pj
+
+    texts = pa.schema([f.with_type(_timestamps_as_text(f.type)) for f in found.schema])
+    if texts == found.schema:
+        return found
+    # the parser takes the fields as text (not parsed, then printed back); the dataset keeps that schema
+    as_text = ds.JsonFileFormat(parse_options=pj.ParseOptions(explicit_schema=texts))
+    return ds.dataset(sources, format=as_text, schema=texts, **partitions)
+
+
+def _timestamps_as_text(kind: pa.DataType) -> pa.DataType:
+    if pa.types.is_timestamp(kind):
+        return pa.string()
+    if pa.types.is_struct(kind):
+        return pa.struct(
+            [kind.field(i).with_type(_timestamps_as_text(kind.field(i).type)) for i in range(kind.num_fields)]
+        )
+    if pa.types.is_list(kind):
+        return pa.list_(kind.value_field.with_type(_timestamps_as_text(kind.value_type)))
+    return kind
 
 
 def _refuse_rounded_integers(io: IOConfig, files: list[Path], table: pa.Table) -> None:
@@ -221,24 +254,19 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
             raise EngineError(msg) from exc
 
     def _read_files(self, io: IOConfig, path: str) -> pa.Table:
-        import pyarrow.dataset as ds
 
         files = data_files(io, path)  # checked: no stray file, no empty folder, UTF-8 text (inputs.py)
         if files == []:
             return pa.table({})  # allow_empty, and no schema is declared: no rows, no columns
-        fmt = _file_format(io)
         if files is None:  # a URL: pyarrow lists it
-            return ds.dataset(path, format=fmt).to_table()
+            return _dataset(io, path).to_table()
         root = local_path(path)
         assert root is not None
-        check_alike(io, files, root, lambda file: self._file_schema(io, file).names)
+        check_alike(io, files, root, lambda file: column_paths(self._file_schema(io, file)))
         if has_partitions(files, root):  # name=value folders become columns, as Spark reads them (not dropped)
-            partitioned = ds.dataset(
-                [str(f) for f in files], format=fmt, partitioning="hive", partition_base_dir=str(root)
-            )
-            table = partitioned.to_table()
+            table = _dataset(io, [str(f) for f in files], partitioning="hive", partition_base_dir=str(root)).to_table()
         else:
-            table = ds.dataset([str(f) for f in files], format=fmt).to_table()
+            table = _dataset(io, [str(f) for f in files]).to_table()
         if io.format in ("csv", "json"):
             _refuse_rounded_integers(io, files, table)
         return table

@@ -26,7 +26,7 @@ import pyarrow as pa
 from ubunye.config import IOConfig
 from ubunye.engines._io import LocalEngine, csv_parse_options, pandas_table, parquet_codec, separator, unwrap
 from ubunye.engines.delta import read_table, timestamp_of
-from ubunye.engines.inputs import check_alike, data_files, has_partitions
+from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError
 
@@ -465,7 +465,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             if io.format == "csv":
                 for file in files:
                     _check_header(io, file)
-            check_alike(io, files, local, lambda file: self._file_schema(io, file).names)
+            check_alike(io, files, local, lambda file: column_paths(self._file_schema(io, file)))
             hive = has_partitions(files, local) or None  # name=value folders become columns, as Spark reads them
             if hive and io.format != "parquet":
                 msg = f"input {io.name!r}: its {io.format} files sit in partition folders (name=value), and polars "

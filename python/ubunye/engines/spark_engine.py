@@ -20,14 +20,15 @@ from typing import TYPE_CHECKING, Any, cast
 from ubunye.config import IOConfig
 from ubunye.engines._io import TEXT_FORMATS, pandas_table, unwrap
 from ubunye.engines.delta import sub_microsecond_column
-from ubunye.engines.inputs import data_files, listing
+from ubunye.engines.inputs import check_alike, csv_header, data_files, listing
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
 from ubunye.engines.spark_read_back import check_partition_values, check_read_back, partition_columns, refuse_drift
 from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
-from ubunye.exceptions import EngineError, HashError, JarNotFoundError
+from ubunye.exceptions import EngineError, HashError, JarNotFoundError, UbunyeError
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
 from ubunye.hashing.types import spark_identifier
+from ubunye.spark.errors import spark_reason
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -371,6 +372,39 @@ def _warn_unapplied(spark: SparkSession, spark_conf: Mapping[str, str]) -> None:
         )
 
 
+def _check_files_alike(io: IOConfig, files: list[Path], root: Path, options: Mapping[str, str]) -> None:
+    """Refuse (EngineError naming two files) the files of one input that Spark would read otherwise than they are:
+    csv files whose headers differ (Spark pairs every file's values with one file's header by position: columns
+    in another order were swapped, silently) and parquet files whose columns or types differ (Spark takes one
+    file's schema: another file's extra column was dropped, another type failed mid-hash). json files are read by
+    name and their schemas merged: not checked. Partition folders must match as on the other engines."""
+    if io.format == "csv":
+        named = {k.lower(): v for k, v in options.items()}  # Spark takes option names in any case
+        if named.get("header", "true").lower() != "true":
+            return  # no header: Spark names the columns _c0, _c1... by position in every file alike
+        sep = named.get("sep", named.get("delimiter", ","))
+        check_alike(io, files, root, lambda file: csv_header(file, sep), ordered=True)
+    elif io.format == "parquet":
+        import pyarrow.parquet as pq
+
+        check_alike(io, files, root, lambda file: {f.name: str(f.type) for f in pq.read_schema(file)})
+
+
+@contextmanager
+def _spark_failures() -> Iterator[None]:
+    """Spark's own errors while hashing as a HashError in one line. Spark reads lazily: a file it cannot read (a
+    malformed csv row, parquet files whose column types differ) fails first here, with a py4j error whose text is
+    pages of JVM stack."""
+    try:
+        yield
+    except UbunyeError:
+        raise
+    except Exception as exc:
+        if getattr(exc, "java_exception", None) is None and not type(exc).__module__.startswith("pyspark"):
+            raise  # not Spark's: our own defect, which must show as one
+        raise HashError(f"Spark failed reading the rows to hash: {spark_reason(exc)}") from exc
+
+
 def _reader_options(io: IOConfig) -> dict[str, str]:
     """The options Spark reads ``io`` with: its own, over the defaults for csv (a header, inferred types, and
     records spanning lines: every writer quotes a value holding a line break, and Spark's line-by-line default
@@ -379,6 +413,11 @@ def _reader_options(io: IOConfig) -> dict[str, str]:
     options = {str(k): str(v) for k, v in io.options.items()}
     if io.format == "csv":
         options = {"header": "true", "inferSchema": "true", "multiLine": "true", "escape": '"', **options}
+    if io.format in ("csv", "json") and not any(k.lower() == "mode" for k in options):
+        # Spark's default (PERMISSIVE) reads a malformed row as nulls, drops a csv row's extra fields and adds a
+        # _corrupt_record column for broken json: rows no other engine reads, hashed as data. FAILFAST refuses the
+        # file, as the pandas and polars engines do; `mode: PERMISSIVE` in the input's options asks for Spark's.
+        options["mode"] = "FAILFAST"
     return options
 
 
@@ -470,9 +509,9 @@ class SparkEngine:
     def _fail(self, io: IOConfig, verb: str, where: str, exc: Exception) -> EngineError:
         if io.format == "delta" and _is_delta_missing(exc):
             return EngineError(f"{verb} {io.name!r} at {where}: " + DELTA_HELP.format(pkg=_delta_package_text()))
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         action = "read" if verb == "input" else "write"
-        return EngineError(f"{verb} {io.name!r}: cannot {action} {io.format or 'table'} at {where}: {first}")
+        why = spark_reason(exc)
+        return EngineError(f"{verb} {io.name!r}: cannot {action} {io.format or 'table'} at {where}: {why}")
 
     def local_root(self, where: str) -> Path | None:
         """The driver-local path ``where`` names, or None when Spark resolves it elsewhere (HDFS, DBFS, s3...).
@@ -508,10 +547,13 @@ class SparkEngine:
             if io.table is None and io.format in ("parquet", "csv", "json"):
                 local = self.local_root(where)
                 # Checked as on the other engines: no stray file, no empty folder, UTF-8 text (inputs.py).
-                if local is not None and data_files(io, str(local)) == []:
+                files = data_files(io, str(local)) if local is not None else None
+                if files == []:
                     from pyspark.sql.types import StructType
 
                     return self.spark.createDataFrame([], StructType([]))  # allow_empty, no declared schema
+                if files and local is not None:
+                    _check_files_alike(io, files, local, options)
             reader = self.spark.read.options(**options)
             if io.table is not None:
                 return reader.table(io.table)
@@ -665,10 +707,12 @@ class SparkEngine:
         return spark_identifier(column)
 
     def hash(self, frame: DataFrame) -> FrameHash:
-        return hash_frame(frame)
+        with _spark_failures():
+            return hash_frame(frame)
 
     def profile(self, frame: DataFrame, *, key: list[str] | None, buckets: int) -> FrameProfile:
-        return profile_frame(frame, key=key, buckets=buckets)
+        with _spark_failures():
+            return profile_frame(frame, key=key, buckets=buckets)
 
     def delta_version(self, io: IOConfig, base_dir: Path) -> int | None:
         """From the table's history (``DESCRIBE HISTORY``): io.version, the last commit at or before
