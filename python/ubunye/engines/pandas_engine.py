@@ -103,8 +103,8 @@ def _file_format(io: IOConfig) -> str | ds.FileFormat | None:
         return io.format
     import pyarrow.csv as pcsv
 
-    # Only an unquoted empty field is null; a quoted one ("") is the empty string and "nan" a float NaN, as Spark
-    # and polars read csv and as pyarrow writes it. pyarrow's defaults read a null string as "" and the text NA,
+    # Only an unquoted empty field is null; a quoted one ("") is the empty string (as polars reads csv; Spark reads
+    # it as null) and "nan" a float NaN (polars and Spark read text), as pyarrow writes them. pyarrow's defaults read a null string as "" and the text NA,
     # NULL, nan... as null, so neither nulls nor NaN nor such strings came back.
     nulls = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
     return ds.CsvFileFormat(parse_options=csv_parse_options(io), convert_options=nulls)
