@@ -185,6 +185,30 @@ def test_files_with_the_same_nested_fields_still_read(tmp_path: Path) -> None:
         assert len(engine().read(IOConfig("i", format="json", path="i"), tmp_path)) == 2, name
 
 
+def test_polars_refuses_a_json_lone_surrogate_escape(tmp_path: Path) -> None:
+    (tmp_path / "in.json").write_text('{"a": "ok"}\n{"a": "x\\ud800y"}\n')  # polars read "x\x00y"
+    with pytest.raises(EngineError, match=r"in\.json line 2 holds a lone surrogate escape"):
+        PolarsEngine().read(IOConfig("i", format="json", path="in.json"), tmp_path)
+    (tmp_path / "pair.json").write_text('{"a": "\\ud83d\\ude00"}\n')  # a pair is one character: read
+    assert PolarsEngine().read(IOConfig("i", format="json", path="pair.json"), tmp_path).to_dicts() == [
+        {"a": "\U0001f600"}
+    ]
+
+
+@pytest.mark.parametrize(("suffix", "refused_by"), [(".zst", "pandas"), (".bz2", "polars"), (".gz", None)])
+def test_a_compression_a_reader_cannot_open_is_refused_naming_it(tmp_path: Path, suffix: str, refused_by) -> None:
+    codec = {".zst": "zstd", ".bz2": "bz2", ".gz": "gzip"}[suffix]
+    with pa.CompressedOutputStream(str(tmp_path / f"in.csv{suffix}"), codec) as out:
+        out.write(b"a\n1\n")
+    for name, engine in ENGINES.items():
+        io = IOConfig("i", format="csv", path=f"in.csv{suffix}")
+        if name == refused_by:
+            with pytest.raises(EngineError, match=rf"in\.csv\{suffix} is {codec}-compressed, which .* does not"):
+                engine().read(io, tmp_path)
+        else:  # the other reader decompresses it
+            assert len(engine().read(io, tmp_path)) == 1, name
+
+
 # --- the Spark engine: files it would read otherwise than they are, and its lazy errors (an adversarial helper) ----
 
 
@@ -269,3 +293,10 @@ def test_json_timestamps_as_text_read_as_the_text_on_every_engine(tmp_path: Path
     )
     got = PandasEngine().read(IOConfig("i", format="json", path="i"), tmp_path).to_dict("records")
     assert sorted(got, key=lambda r: r["day"]) == [{**row, "day": 1}, {**row, "day": 2}]
+
+
+@pytest.mark.parametrize("header", ["a,A", "a,a"])
+def test_spark_refuses_a_csv_header_naming_a_column_twice_ignoring_case(spark_engine, tmp_path: Path, header: str):
+    (tmp_path / "in.csv").write_text(f"{header}\n1,2\n")  # Spark read a0, A1 (or a0, a1)
+    with pytest.raises(EngineError, match=r"csv header of .*in\.csv names column 'a' twice"):
+        spark_engine.read(IOConfig("i", format="csv", path="in.csv"), tmp_path)

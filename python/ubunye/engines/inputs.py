@@ -316,6 +316,25 @@ def _nested(parent: str, field: pa.Field, walk: Callable[[str, pa.DataType], lis
     return [path, *walk(path, field.type)]
 
 
+def refuse_compression(io: IOConfig, files: list[Path], reader: str, codecs: tuple[str, ...]) -> None:
+    """Raise EngineError naming the input and file if one of ``files`` is compressed with one of ``codecs`` (the
+    :data:`COMPRESSION` suffixes), which ``reader`` does not decompress: it would read the compressed bytes as
+    text and fail on them as not UTF-8, naming neither the file nor the reason.
+
+    Example:
+        >>> from ubunye.config import IOConfig
+        >>> refuse_compression(IOConfig("i", format="csv"), [Path("/d/a.csv.zst")], "pyarrow", (".zst",))
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'i': /d/a.csv.zst is zstd-compressed, which pyarrow does not ...
+    """
+    for file in files:
+        suffix = file.suffix.lower()
+        if suffix in codecs:
+            msg = f"input {io.name!r}: {file} is {COMPRESSION[suffix]}-compressed, which {reader} does not "
+            msg += "decompress: decompress it (or gzip it), or read it with another engine"
+            raise EngineError(msg)
+
+
 def csv_header(file: Path, sep: str) -> list[str]:
     """The column names in the first record of the csv ``file`` (quotes doubled inside quotes, a byte order mark
     dropped), as the readers take them; [] for an empty file.
@@ -374,4 +393,5 @@ __all__ = [
     "has_partitions",
     "listing",
     "partition_difference",
+    "refuse_compression",
 ]

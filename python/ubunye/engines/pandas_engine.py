@@ -17,7 +17,7 @@ import pyarrow as pa
 from ubunye.config import IOConfig
 from ubunye.engines._io import LocalEngine, csv_parse_options, pandas_table, parquet_codec, separator, unwrap
 from ubunye.engines.delta import read_table
-from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions
+from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions, refuse_compression
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError
 from ubunye.hashing.dictionaries import decode_column
@@ -104,8 +104,9 @@ def _file_format(io: IOConfig) -> str | ds.FileFormat | None:
     import pyarrow.csv as pcsv
 
     # Only an unquoted empty field is null; a quoted one ("") is the empty string (as polars reads csv; Spark reads
-    # it as null) and "nan" a float NaN (polars and Spark read text), as pyarrow writes them. pyarrow's defaults read a null string as "" and the text NA,
-    # NULL, nan... as null, so neither nulls nor NaN nor such strings came back.
+    # it as null) and "nan" a float NaN (polars and Spark read text), as pyarrow writes them. pyarrow's defaults
+    # read a null string as "" and the text NA, NULL, nan... as null, so neither nulls nor NaN nor such strings
+    # came back.
     nulls = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
     return ds.CsvFileFormat(parse_options=csv_parse_options(io), convert_options=nulls)
 
@@ -260,6 +261,7 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
             return pa.table({})  # allow_empty, and no schema is declared: no rows, no columns
         if files is None:  # a URL: pyarrow lists it
             return _dataset(io, path).to_table()
+        refuse_compression(io, files, "pyarrow's dataset reader", (".zst",))
         root = local_path(path)
         assert root is not None
         check_alike(io, files, root, lambda file: column_paths(self._file_schema(io, file)))

@@ -26,7 +26,7 @@ import pyarrow as pa
 from ubunye.config import IOConfig
 from ubunye.engines._io import LocalEngine, csv_parse_options, pandas_table, parquet_codec, separator, unwrap
 from ubunye.engines.delta import read_table, timestamp_of
-from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions
+from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions, refuse_compression
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError
 
@@ -357,7 +357,8 @@ def _check_json_keys(io: IOConfig, files: list[Path]) -> None:
 
     pyarrow parses each file once more: it refuses a duplicate key, and also a field that changes type from row
     to row, which polars and Spark read (a number becomes its text); so a file pyarrow refuses for another
-    reason is looked at line by line with Python's json, for duplicates alone.
+    reason is looked at line by line with Python's json, for duplicates and for a lone surrogate escape
+    (``"\\ud800"``, which pyarrow refuses and polars read as a NUL).
 
     Example:
         >>> import tempfile
@@ -389,13 +390,19 @@ def _check_json_lines(io: IOConfig, file: Path) -> None:
     with file.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             try:
-                json.loads(line, object_pairs_hook=pairs)
+                row = json.loads(line, object_pairs_hook=pairs)
             except _Twice as twice:
                 msg = f"input {io.name!r}: json file {file} line {number} names the key {twice.args[0]!r} twice; "
                 msg += "polars would keep the first value and drop the second"
                 raise EngineError(msg) from None
             except ValueError:
                 continue  # not JSON (an empty line): polars' own read decides
+            try:
+                json.dumps(row, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:  # "\ud800" alone: no character; polars read it as "\x00", pyarrow refuses
+                msg = f"input {io.name!r}: json file {file} line {number} holds a lone surrogate escape (\\ud800 to "
+                msg += "\\udfff without its pair), which is no character: polars would read it as a NUL"
+                raise EngineError(msg) from None
 
 
 class _Twice(Exception):
@@ -462,6 +469,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             local = local_path(path)
             assert local is not None
             source = [str(f) for f in files]
+            refuse_compression(io, files, "polars", (".bz2",))
             if io.format == "csv":
                 for file in files:
                     _check_header(io, file)

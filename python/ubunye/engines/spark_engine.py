@@ -383,11 +383,34 @@ def _check_files_alike(io: IOConfig, files: list[Path], root: Path, options: Map
         if named.get("header", "true").lower() != "true":
             return  # no header: Spark names the columns _c0, _c1... by position in every file alike
         sep = named.get("sep", named.get("delimiter", ","))
-        check_alike(io, files, root, lambda file: csv_header(file, sep), ordered=True)
+        headers: dict[Path, list[str]] = {}
+
+        def header(file: Path) -> list[str]:
+            if file not in headers:
+                headers[file] = _unique_header(io, file, csv_header(file, sep))
+            return headers[file]
+
+        header(files[0])
+        check_alike(io, files, root, header, ordered=True)
     elif io.format == "parquet":
         import pyarrow.parquet as pq
 
         check_alike(io, files, root, lambda file: {f.name: str(f.type) for f in pq.read_schema(file)})
+
+
+def _unique_header(io: IOConfig, file: Path, names: list[str]) -> list[str]:
+    """``names``, the csv header of ``file``, unless it names a column twice ignoring case: Spark then renames
+    both (``a,A`` and ``a,a`` read as ``a0``, ``A1``), columns no other engine reads (pandas and polars refuse
+    ``a,a`` and keep ``a,A``)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        if name and name.lower() in seen:
+            msg = f"input {io.name!r}: csv header of {file} names column {seen[name.lower()]!r}"
+            msg += f" twice ({name!r}: Spark compares names ignoring case, and would rename both); every column "
+            msg += "needs a name of its own"
+            raise EngineError(msg)
+        seen[name.lower()] = name
+    return names
 
 
 @contextmanager
