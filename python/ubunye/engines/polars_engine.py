@@ -309,6 +309,25 @@ def _check_header(io: IOConfig, file: Path) -> None:
         seen.add(name)
 
 
+def _refuse_wide_integers(io: IOConfig, path: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (read from csv or json), unless a column holds integers beyond 64 bits: polars reads them as
+    Int128, which rows-v1 does not hash (the run would go on without the input's hash) and the other engines refuse
+    or read as decimals. Raise EngineError naming the input and the column.
+
+    Example:
+        >>> wide = pl.DataFrame({"a": [2**64]}, schema={"a": pl.Int128})
+        >>> _refuse_wide_integers(IOConfig("i", format="csv"), "p", wide)
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'i': column 'a' of p holds integers beyond 64 bits ...
+    """
+    wide = [name for name, kind in frame.schema.items() if kind in (pl.Int128, getattr(pl, "UInt128", pl.Int128))]
+    if wide:
+        msg = f"input {io.name!r}: column {wide[0]!r} of {path} holds integers beyond 64 bits (polars reads Int128, "
+        msg += "which rows-v1 does not hash): store them as strings, or as decimals in parquet"
+        raise EngineError(msg)
+    return frame
+
+
 def _check_csv_rows(io: IOConfig, files: list[Path], height: int) -> None:
     """Raise EngineError naming the input and file if polars read ``files`` (``height`` rows in all) otherwise than
     Spark and the pandas engine do: a row with fewer fields than the header (polars makes up nulls for the rest,
@@ -497,13 +516,17 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
 
             return _from_arrow(pds.dataset([str(f) for f in files], format="parquet").to_table())
         if io.format == "csv":
-            frame = pl.scan_csv(source, **_WHOLE, separator=separator(io), storage_options=storage, glob=glob).collect()
+            frame = _refuse_wide_integers(
+                io,
+                path,
+                pl.scan_csv(source, **_WHOLE, separator=separator(io), storage_options=storage, glob=glob).collect(),
+            )
             if files is not None:
                 _check_csv_rows(io, files, frame.height)
             return frame
         if files is not None:
             _check_json_keys(io, files)
-        return pl.scan_ndjson(source, **_WHOLE, storage_options=storage).collect()
+        return _refuse_wide_integers(io, path, pl.scan_ndjson(source, **_WHOLE, storage_options=storage).collect())
 
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
         if io.format == "parquet":
