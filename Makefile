@@ -156,7 +156,11 @@ dbr-stacks: jar $(foreach s,$(DBR_STACKS),.venv-dbr-$(s)/.installed) ## Optional
 	  UBUNYE_SPARK_LINE_TIER=1 .venv-dbr-$$s/bin/pytest -q -p no:cacheprovider tests/lines || exit 1; \
 	done
 
-test: setup jar jvm-test lint pytest pandas2 floors spark-lines ## Everything CI runs: setup, jar, JVM tests, lint, pytest, pandas 2, floors, Spark lines
+# The JVM tests (one JVM at a time) and the Python-only tiers (lint, pandas 2, floors: one Python process each) run
+# two at a time, each tier's output printed whole when it ends; then the Spark tiers, which take both cores.
+test: setup jar ## Everything CI runs: setup, jar, JVM tests, lint, pytest, pandas 2, floors, Spark lines
+	@$(MAKE) --no-print-directory -j2 --output-sync=target jvm-test lint pandas2 floors
+	@$(MAKE) --no-print-directory pytest spark-lines
 
 demo: setup jar ## Run the example job on its embedded default data and show the record
 	$(PY) -m ubunye.demo
