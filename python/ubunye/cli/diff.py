@@ -27,7 +27,7 @@ from ubunye.config import IOConfig
 from ubunye.config.model import BACKENDS, DEFAULT_BUCKETS, FORMATS
 from ubunye.engines import Engine, get_engine, is_url
 from ubunye.exceptions import UbunyeError
-from ubunye.lineage.compare import UNCHANGED, compare_datasets
+from ubunye.lineage.compare import UNCHANGED, UNKNOWN, compare_datasets
 from ubunye.lineage.diff import DiffError, TableDiff, diff_tables
 from ubunye.lineage.profiles import packed_buckets, same_key
 from ubunye.lineage.record import DatasetRecord, RunRecord, check_datasets, printable
@@ -50,6 +50,9 @@ class _Side:
     #: The dataset's field in its record (``outputs[0]``) and the record file, named when the record is at fault.
     field: str | None = None
     path: str | None = None
+    #: Whether rows read in full are checked against the record's column profile too, not its data hash alone:
+    #: when the two records contradict each other, which of their facts hold is what the rows must show.
+    check_columns: bool = False
 
 
 def _dataset(record: RunRecord, name: str | None, label: str) -> tuple[DatasetRecord, str]:
@@ -182,6 +185,7 @@ def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | No
     if d is None:
         return
     from ubunye.hashing import hash_frame
+    from ubunye.hashing.digest import schema_hash
     from ubunye.hashing.profile import profile_frame
     from ubunye.hashing.types import schema_string
 
@@ -194,9 +198,19 @@ def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | No
     if d.schema is not None and table.num_rows and schema != d.schema:
         raise DiffError(f"{stale} (its columns are {printable(schema)}, the run recorded {printable(d.schema)}); "
                         "cannot diff it")  # fmt: skip
+    if d.schema_hash is not None and d.hash_method == HASH and table.num_rows and schema_hash(schema) != d.schema_hash:
+        # The schema string matched (or was not recorded): a schema_hash that is not its hash is a damaged record.
+        where = f"{printable(side.path or side.label)}: {side.field or printable(d.name)}.schema_hash"
+        raise DiffError(f"{side.label}: the rows read have the schema hash {schema_hash(schema)}, the record says "
+                        f"{d.schema_hash} ({where}); cannot diff it")  # fmt: skip
     if wanted is None:
         _vouched(side)
-        if hash_frame(table).data_hash != d.data_hash:
+        if side.check_columns and d.columns is not None and d.profile_method == PROFILE:
+            prof = profile_frame(table, buckets=None)
+            if prof.hash.data_hash != d.data_hash:
+                raise DiffError(stale + "; cannot diff it")
+            _check_columns(side, {n: (c.type, c.nulls, c.nans, c.fingerprint) for n, c in prof.columns.items()})
+        elif hash_frame(table).data_hash != d.data_hash:
             raise DiffError(stale + "; cannot diff it")
         return
     assert d.buckets is not None and n is not None
@@ -207,6 +221,18 @@ def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | No
     bad = [i for i in wanted if want[i] != mine[i]]
     if bad:
         raise DiffError(stale + f" (bucket {bad[0]} of {n} differs from its record); cannot diff it")
+
+
+def _check_columns(side: _Side, read: dict[str, tuple[str, int, int | None, str]]) -> None:
+    """The rows read (their data hash already the record's) against the record's column profile: a column whose
+    type, null or NaN count or fingerprint is not what they give is a damaged record, named with its field."""
+    d = side.dataset
+    assert d is not None and d.columns is not None
+    for name, c in d.columns.items():
+        if read.get(name) != (c.type, c.nulls, c.nans, c.fingerprint):
+            where = f"{printable(side.path or side.label)}: {side.field or printable(d.name)}.columns.{name}"
+            raise DiffError(f"{side.label}: the rows read match the record's data hash but not its profile of column "
+                            f"{name} ({where}): the record is damaged; cannot diff it")  # fmt: skip
 
 
 def _vouched(side: _Side) -> None:
@@ -315,7 +341,7 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
             eng = "spark"
         sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", io, eng, d, field=at, path=path))
     sa, sb = sides
-    why = None
+    why, disagree = None, False
     if da.data_hash is not None and da.data_hash == db.data_hash:
         verdict = compare_datasets("output", da, db, fields=(f"{fa}.buckets", f"{fb}.buckets"), paths=paths)
         if verdict.data == UNCHANGED:
@@ -323,8 +349,13 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
             return DiffReport(name, _describe(sa), _describe(sb), key or da.key or None, None, None, same)
         # Unknown: equal hashes, but the records' profiles say otherwise (a damaged record). Not comparable: equal
         # strings made by two hash methods, no evidence either way. The rows read are checked against each record.
-        why = verdict.reason
+        why, disagree = verdict.reason, verdict.data == UNKNOWN
     key, n, wanted, note = _plan(sa, sb, key)
+    if disagree and wanted == []:
+        # Records that contradict themselves with equal buckets: no bucket to read would show nothing and say "same".
+        # Every row is read instead, each side checked against its own data hash (which covers schema and rows).
+        n, wanted, note = None, None, "no bucket differs: every row is read and checked against its record"
+        sa.check_columns = sb.check_columns = True
     return _run(name, sa, sb, key, n, wanted, f"{why}; {note}" if why else note, limit)
 
 
@@ -494,8 +525,10 @@ def diff_command(
 
     A run's rows are checked against its record: the recorded schema, then the numbers of the buckets read or,
     without usable buckets, the recorded data hash (a hash method other than rows-v1 cannot be checked: an
-    error saying so). A record naming a dataset twice, or whose buckets do not decode, is an error naming the
-    record file and field.
+    error saying so). Records of equal data hashes that disagree (as lineage compare finds them) are never "same
+    data" from their hashes: the rows of differing buckets are read or, when no bucket differs, every row,
+    checked against each record's data hash, schema and column profile. A record naming a dataset twice, or
+    whose buckets do not decode, is an error naming the record file and field.
 
     Exit status: 0 same data; 1 rows differ; 2 usage or read errors (a run or dataset not found, data gone, a
     malformed record).
@@ -567,7 +600,7 @@ def render_diff(r: DiffReport) -> None:
         for c in d.columns_only_b:
             out.print(line("  column only in B: ", dash(c)))
         for c, (ta, tb) in d.types.items():
-            out.print(line("  column ", dash(c), f" type {ta} -> {tb}"))
+            out.print(line("  column ", dash(c), " type ", dash(ta), " -> ", dash(tb)))
     for title, rows in (("rows only in A", d.only_a), ("rows only in B", d.only_b)):
         if not rows.count:
             continue
@@ -578,7 +611,7 @@ def render_diff(r: DiffReport) -> None:
             continue
         columns = list(rows.rows[0])
         for c in columns:
-            t.add_column(c, overflow="fold")
+            t.add_column(dash(c), overflow="fold")  # a column's name is data: escaped like its cells
         for row in rows.rows:
             t.add_row(*[dash(row[c]) for c in columns])
         out.print(t)

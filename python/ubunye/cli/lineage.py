@@ -94,8 +94,9 @@ def _store(usecase_dir: str | Path, records: str | None = None) -> RecordStore:
 def _record_file(ref: str) -> Path | None:
     """The record file ``ref`` names, or None when it is a run id, a prefix or ``latest~N``.
 
-    A run id has no ``/`` and no ``.json`` (the store refuses such names), so a ref with either, or one starting
-    with ``~`` or ``file://``, is a file: one that is not there is said to be missing, not looked up as an id.
+    A run id has no ``/``, does not end with ``.json`` or start with ``~`` and is not ``latest~N`` (the store
+    refuses such ids: :func:`ubunye.lineage.store.misread_run_id`), so a ref with any of these, or one starting
+    with ``file://``, is a file: one that is not there is said to be missing, not looked up as an id.
     """
     if not (ref.endswith(".json") or "/" in ref or "\\" in ref or ref.startswith("~")):
         return None
@@ -173,7 +174,8 @@ def _row(entry: StoredRecord, short: dict[str, str], state: str | None = None) -
     methods = sorted({d.hash_method or "none" for d in r.outputs})
     return {
         "run_id": r.run_id,
-        "short_id": short.get(r.run_id, r.run_id),
+        # The id the file is found by (a v1 record's file name may differ from its run_id: show takes the former).
+        "short_id": short.get(entry.path.stem, entry.path.stem),
         "usecase": r.usecase,
         "package": r.package,
         "task": r.task,
@@ -196,13 +198,34 @@ def _problem_line(entry: StoredRecord) -> str:
     return "warning: unreadable run record " + " ".join(mask_text(problem).split())
 
 
-def _with_state(data: dict[str, Any], state: str) -> dict[str, Any]:
-    """A record's JSON with ``state`` right after ``status``."""
-    out = {}
+#: The keys ``show --json`` adds beside a record's fields, and the one it keeps a record's clashing keys under.
+_READER_KEYS = ("path", "state", "extra")
+
+
+def record_json(record: RunRecord, path: str, state: str) -> dict[str, Any]:
+    """What ``show --json`` and ``trace --json`` print: ``path`` (the file read), then the record's fields with
+    ``state`` (:func:`ubunye.lineage.liveness.run_state`) right after ``status``.
+
+    The reader's ``path`` and ``state`` always win: a key this ubunye does not know (kept in ``record.extra``)
+    that is named ``path``, ``state`` or ``extra`` is printed under ``extra`` instead, never in their place.
+
+    Example:
+        >>> r = RunRecord(run_id="r", usecase="u", package="p", task="t", extra={"state": "x", "note": 1})
+        >>> out = record_json(r, "/s/r.json", "running")
+        >>> out["path"], out["state"], out["note"], out["extra"]
+        ('/s/r.json', 'running', 1, {'state': 'x'})
+    """
+    data = record.to_dict()
+    clashing = {k: record.extra[k] for k in _READER_KEYS if k in record.extra}
+    out: dict[str, Any] = {"path": path}
     for key, value in data.items():
+        if key in clashing:
+            continue
         out[key] = value
         if key == "status":
             out["state"] = state
+    if clashing:
+        out["extra"] = clashing
     return out
 
 
@@ -237,7 +260,8 @@ def list_runs(
     """Every run under the usecase dir (or --records), newest first, whichever entry point wrote it.
 
     The status column shows the state: a running record whose process is gone (killed, out of memory) is
-    interrupted; --status filters on it. A file that is not a valid record (corrupt JSON, a field of the wrong
+    interrupted; --status filters on it. The run column is the id show takes: a v1 record's file name, which
+    may differ from the run_id it holds. A file that is not a valid record (corrupt JSON, a field of the wrong
     type, a newer version) is listed as unreadable and named on stderr, one line each with its path and field;
     the other runs are listed and the exit status is 0.
 
@@ -307,7 +331,7 @@ def _show(
     record: RunRecord = found.record  # type: ignore[assignment]
     state = run_state(record)
     if as_json:
-        emit_json({"path": str(found.path), **_with_state(record.to_dict(), state)})
+        emit_json(record_json(record, str(found.path), state))
         return
     render_record(record, str(found.path), full, state)
 
@@ -326,8 +350,9 @@ def show(
     """One run in brief: status, timings, inputs and outputs with row counts and hashes, the error if it failed.
 
     A running record whose process is gone (killed, out of memory) is shown interrupted, with the process that
-    ran it; --json has the state beside the recorded status. A malformed record is one error line naming its path
-    and field (exit 2).
+    ran it; --json has the state beside the recorded status, and the path of the record file (a field the record
+    holds that this ubunye does not know, named path, state or extra, is under extra). A malformed record is one
+    error line naming its path and field (exit 2).
 
     Example: ubunye lineage show latest -d examples -u shop -p daily -t revenue
     """
@@ -370,8 +395,9 @@ def compare(
 
     Per input and output, data is unchanged, changed, not comparable (hash_method missing or different, e.g. a
     v1 record against a v2 one) or unknown (a hash missing on a side, with the hash_error), never unchanged for
-    two missing hashes. Equal data hashes whose records disagree (row counts, column fingerprints or bucket
-    numbers differ) are unknown: the records disagree. Buckets are compared for records of equal bucket count
+    two missing hashes. Equal data hashes whose records disagree (row counts, schemas, column fingerprints, a
+    column's type or null count under one fingerprint, or bucket numbers differ) are unknown: the records
+    disagree. Buckets are compared for records of equal bucket count
     and key columns (in any order); buckets that cannot be read leave the verdict to the data hashes, and the
     summary says so with the record file and field. An interrupted run (its process gone) is treated like a
     failed one: its state is compared and noted, its outputs by the hashes its record holds.

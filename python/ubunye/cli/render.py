@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ubunye.lineage.compare import CHANGED, UNCHANGED, Comparison
+from ubunye.lineage.compare import CHANGED, UNCHANGED, Comparison, same_value
 from ubunye.lineage.record import DatasetRecord, RunRecord, printable
 
 _STYLE = {"unchanged": "green", "same": "green", "changed": "red", "added": "red", "removed": "red"}
@@ -177,7 +177,7 @@ def _dataset_details(out: Console, record: RunRecord) -> None:
             out.print(line(f"  {'buckets':<12} ", dash(f"{d.buckets.n} (packed, docs/rows-v1.md section 12.2)")))
         for name, col in (d.columns or {}).items():
             nans = "" if col.nans is None else f", {col.nans} NaN"
-            out.print(line("  column      ", dash(name), f" {col.type}, {col.nulls} null{nans}, ",
+            out.print(line("  column      ", dash(name), " ", dash(col.type), f", {col.nulls} null{nans}, ",
                            dash(short_hash(col.fingerprint))), soft_wrap=True)  # fmt: skip
 
 
@@ -270,7 +270,7 @@ def _full_record(out: Console, record: RunRecord) -> None:
 
 
 def _arrow(a: object, b: object) -> Text:
-    return dash(a) if a == b else line(dash(a), " -> ", dash(b))
+    return dash(a) if same_value(a, b) else line(dash(a), " -> ", dash(b))
 
 
 def _state(text: str) -> Text:
@@ -294,9 +294,7 @@ def _column_table(out: Console, c: Comparison) -> None:
                              (UNCHANGED, cols.unchanged)):  # fmt: skip
             for n in names:
                 types = cols.types.get(n)
-                t.add_row(
-                    d.side, dash(d.name), dash(n), _state(state), line(types[0], " -> ", types[1]) if types else ""
-                )
+                t.add_row(d.side, dash(d.name), dash(n), _state(state), _arrow(*types) if types else "")
                 shown = True
         if d.buckets is not None:
             t.add_row(d.side, dash(d.name), "buckets", dash(d.buckets.describe() + " differ"), "")
@@ -344,12 +342,12 @@ def render_comparison(
     out.print(t)
     if c.expectations:
         t = Table(title="expectations whose outcome changed", title_justify="left")
-        for col in ("target", "rule", "column", "A", "B", "observed A -> B"):
+        for col in ("target", "rule", "column", "params", "A", "B", "observed A -> B"):
             t.add_column(col, overflow="fold")
         word = {True: dash("passed"), False: dash("failed", "red"), None: dash("not checked")}
         for x in c.expectations:
-            t.add_row(dash(x.target), dash(x.rule), dash(x.column), word[x.passed_a], word[x.passed_b],
-                      _arrow(x.observed_a, x.observed_b))  # fmt: skip
+            t.add_row(dash(x.target), dash(x.rule), dash(x.column), dash(x.params), word[x.passed_a],
+                      word[x.passed_b], _arrow(x.observed_a, x.observed_b))  # fmt: skip
         out.print(t)
     else:
         out.print("expectations: no outcome changed")

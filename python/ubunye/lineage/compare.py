@@ -5,8 +5,9 @@ Data verdicts per input and output:
 - ``unchanged`` / ``changed``: both sides hashed with the same ``hash_method``.
 - ``not comparable``: a ``hash_method`` missing or different (a v1 record against a v2 one).
 - ``unknown``: a data hash missing on either side (``hash_error`` says why); never ``unchanged``. Also when the
-  data hashes are equal but the records' row counts, column fingerprints or buckets say otherwise (a damaged or
-  edited record): equal hashes are then no evidence of the same data.
+  data hashes are equal but the records' row counts, schemas (or schema hashes), column fingerprints (or the
+  type, null or NaN count of a column of equal fingerprints) or buckets say otherwise (a damaged or edited
+  record): equal hashes are then no evidence of the same data.
 - ``added`` / ``removed``: the dataset is in one run only.
 
 Example:
@@ -20,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -109,6 +111,8 @@ class ExpectationDiff:
     passed_b: bool | None
     observed_a: object
     observed_b: object
+    #: The rule's params (run B's, else A's): which expression, which bounds; tells apart rules of one name.
+    params: object = None
 
 
 @dataclass(frozen=True)
@@ -321,17 +325,49 @@ def _disagreement(
     """What, besides the data hash, says two records of equal data hashes hold different data ("" if nothing).
 
     The data hash covers the schema, the row count and every row (docs/rows-v1.md section 9), and the profile is
-    made from the same rows in the same pass: equal hashes with different row counts, column fingerprints or
-    bucket numbers mean a damaged (or edited) record, which must not be read as "same data".
+    made from the same rows in the same pass: equal hashes with different row counts, schema strings or schema
+    hashes, column fingerprints (or facts a fingerprint covers: a column's type, nulls, NaNs) or bucket numbers
+    mean a damaged (or edited) record, which must not be read as "same data".
     """
     parts = []
     if a.row_count is not None and b.row_count is not None and a.row_count != b.row_count:
         parts.append(f"row counts {a.row_count} and {b.row_count}")
+    # The data hash is made from the schema string, and the schema hash from the same string (section 9).
+    if a.schema_hash and b.schema_hash and a.schema_hash != b.schema_hash:
+        parts.append("schema hashes differ")
+    if a.schema is not None and b.schema is not None and a.schema != b.schema:
+        parts.append("schemas differ")
     if columns is not None and (columns.changed or columns.added or columns.removed):
         parts.append(columns.describe())
+    if columns is not None:
+        parts += _same_fingerprint_facts(a, b, columns.unchanged)
     if buckets is not None and buckets.differing:
         parts.append(buckets.describe() + " differ")
     return "; ".join(parts)
+
+
+def _same_fingerprint_facts(a: DatasetRecord, b: DatasetRecord, names: list[str]) -> list[str]:
+    """The columns of equal fingerprints whose recorded type, null or NaN counts differ, each a contradiction.
+
+    A fingerprint covers the column's name, type and multiset of values (docs/rows-v1.md section 12.1), so
+    its type and its counts of nulls and NaNs, which the values decide, cannot differ under one fingerprint.
+
+    Example:
+        >>> from ubunye.lineage.record import ColumnRecord
+        >>> col = ColumnRecord(type="int64", nulls=0, fingerprint="sha256:1")
+        >>> a = DatasetRecord("o", columns={"v": col})
+        >>> b = DatasetRecord("o", columns={"v": replace(col, type="string", nulls=1)})
+        >>> _same_fingerprint_facts(a, b, ["v"])
+        ['column v: types int64 and string under one fingerprint', 'column v: nulls 0 and 1 under one fingerprint']
+    """
+    assert a.columns is not None and b.columns is not None  # names come from compare_columns of both
+    out = []
+    for name in names:
+        x, y = a.columns[name], b.columns[name]
+        for what, left, right in (("types", x.type, y.type), ("nulls", x.nulls, y.nulls), ("NaNs", x.nans, y.nans)):
+            if left != right:
+                out.append(f"column {name}: {what} {left} and {right} under one fingerprint")
+    return out
 
 
 def _missing_reason(a: DatasetRecord, b: DatasetRecord) -> str:
@@ -343,10 +379,28 @@ def _missing_reason(a: DatasetRecord, b: DatasetRecord) -> str:
     return "; ".join(r for r in (why(a, "A"), why(b, "B")) if r)
 
 
+def same_value(a: object, b: object) -> bool:
+    """Whether two values of a record's free-form fields (config, template variables, environment, expectations)
+    are the same: equal, or equal as JSON, so a NaN (a config read from YAML ``.nan``) is the same as a NaN.
+
+    Example:
+        >>> same_value(float("nan"), float("nan")), same_value({"x": [float("nan")]}, {"x": [float("nan")]})
+        (True, True)
+        >>> same_value(1, 2), same_value("1", 1)
+        (False, False)
+    """
+    if a == b:
+        return True
+    try:
+        return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+    except (TypeError, ValueError):  # keys of mixed types, which JSON cannot sort: not equal to begin with
+        return False
+
+
 def _field(name: str, a: object, b: object) -> FieldDiff:
     if a in (None, {}, "") or b in (None, {}, ""):
         return FieldDiff(name, UNKNOWN, a, b)
-    return FieldDiff(name, UNCHANGED if a == b else CHANGED, a, b)
+    return FieldDiff(name, UNCHANGED if same_value(a, b) else CHANGED, a, b)
 
 
 def _flatten(value: object, prefix: str = "") -> dict[str, object]:
@@ -389,17 +443,57 @@ def _pairs(
 
 
 def _expectations(a: RunRecord, b: RunRecord) -> list[ExpectationDiff]:
+    """The rules whose outcome differs, every checked rule counted: one rule may be recorded more than once.
+
+    A run records one result per rule and column, and several ``expression`` rules of a target (each with its own
+    ``params``, the expression) share a target, rule and column; so may two checks of one column. Results of one
+    target, rule and column are paired off: same params and outcome first (unchanged), then same params, then in
+    order; a result left without a partner was not checked in the other run.
+    """
+
     def key(e: ExpectationResult) -> tuple[str, str, str | None]:
         return e.target, e.rule, e.column
 
-    by_a, by_b = {key(e): e for e in a.expectations}, {key(e): e for e in b.expectations}
+    groups: dict[tuple[str, str, str | None], tuple[list[ExpectationResult], list[ExpectationResult]]] = {}
+    for side, record in ((0, a), (1, b)):
+        for e in record.expectations:
+            groups.setdefault(key(e), ([], []))[side].append(e)
     out = []
-    for k in list(by_a) + [k for k in by_b if k not in by_a]:
-        x, y = by_a.get(k), by_b.get(k)
-        pa, pb = (x.passed if x else None), (y.passed if y else None)
-        if pa != pb:
-            out.append(ExpectationDiff(*k, pa, pb, x.observed if x else None, y.observed if y else None))
+    for k, (xs, ys) in groups.items():
+        for x, y in _paired(xs, ys):
+            pa, pb = (x.passed if x else None), (y.passed if y else None)
+            if pa != pb:
+                params = y.params if y is not None else x.params if x is not None else None
+                out.append(ExpectationDiff(*k, pa, pb, x.observed if x else None, y.observed if y else None, params))
     return out
+
+
+def _paired(
+    xs: list[ExpectationResult], ys: list[ExpectationResult]
+) -> list[tuple[ExpectationResult | None, ExpectationResult | None]]:
+    """Results of one rule in run A and run B paired off, best matches first (see :func:`_expectations`).
+
+    Example:
+        >>> ok = ExpectationResult("outputs.o", "expression", True)
+        >>> bad = replace(ok, passed=False)
+        >>> [(x.passed if x else None, y.passed if y else None) for x, y in _paired([ok], [bad, ok])]
+        [(True, True), (None, False)]
+    """
+    left, right = list(range(len(xs))), list(range(len(ys)))
+    pairs: list[tuple[ExpectationResult | None, ExpectationResult | None]] = []
+    tests = (
+        lambda x, y: same_value(x.params, y.params) and x.passed == y.passed,
+        lambda x, y: same_value(x.params, y.params),
+        lambda x, y: True,
+    )
+    for matches in tests:
+        for i in list(left):
+            j = next((j for j in right if matches(xs[i], ys[j])), None)
+            if j is not None:
+                pairs.append((xs[i], ys[j]))
+                left.remove(i)
+                right.remove(j)
+    return pairs + [(xs[i], None) for i in left] + [(None, ys[j]) for j in right]
 
 
 def _timings(a: RunRecord, b: RunRecord) -> list[TimingPair]:
@@ -448,9 +542,8 @@ def compare_records(a: RunRecord, b: RunRecord, states: tuple[str, str] | None =
     config_keys: list[str] = []
     if a.config and b.config:
         flat_a, flat_b = _flatten(a.config), _flatten(b.config)
-        config_keys = [
-            k for k in list(flat_a) + [k for k in flat_b if k not in flat_a] if flat_a.get(k) != flat_b.get(k)
-        ]
+        keys = list(flat_a) + [k for k in flat_b if k not in flat_a]
+        config_keys = [k for k in keys if not same_value(flat_a.get(k), flat_b.get(k))]
     tv_a, tv_b = a.template_vars or {}, b.template_vars or {}
     template_vars = [
         FieldDiff(k, UNCHANGED if tv_a.get(k) == tv_b.get(k) else (CHANGED if tv_a and tv_b else UNKNOWN),

@@ -29,12 +29,24 @@ from ubunye.exceptions import UbunyeError
 from ubunye.hashing.encode import encode_array, encode_batch
 from ubunye.hashing.pieces import pieces
 from ubunye.hashing.types import schema_string, type_name
+from ubunye.lineage.record import printable
 
 NULL = "null"
 
 
 class DiffError(UbunyeError):
-    """Two tables or runs that cannot be diffed as asked (a key that is not a column, data that is gone...)."""
+    r"""Two tables or runs that cannot be diffed as asked (a key that is not a column, data that is gone...).
+
+    Its message is printed as the ``error:`` line, and quotes names from records and tables (an output, a column,
+    a location): every character a terminal would act on is shown escaped (:func:`printable`), whoever built it.
+
+    Example:
+        >>> str(DiffError("outputs o\x1b[2J, p changed"))
+        'outputs o\\x1b[2J, p changed'
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
 
 
 @dataclass(frozen=True)

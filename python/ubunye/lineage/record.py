@@ -219,8 +219,9 @@ class RunRecord:
         Raises:
             MalformedRecord: not a JSON object; a record_version this ubunye does not read; a field missing or
                 of the wrong type (``outputs[1].row_count: expected int or null, got str``), a number that is
-                not finite or out of range, a status that is not running, success or failed, or an identity
-                field (run_id, usecase, package, task) that is not a plain name (see :func:`unsafe_name`).
+                not finite or out of range (in ``environment`` too, whose facts are text), a status that is not
+                running, success or failed, or an identity field (run_id, usecase, package, task) that is not a
+                plain name (see :func:`unsafe_name`).
 
         Example:
             >>> RunRecord.from_dict({"run_id": "r", "usecase": "u", "package": "p", "task": "t", "status": 1})
@@ -252,6 +253,7 @@ class RunRecord:
             raise MalformedRecord(msg, path, "status")
         if "packages" in record.environment:  # name -> version or null (absent), as capture_environment makes it
             _value(record.environment["packages"], dict[str, str | None], "environment.packages", path)
+        _check_finite(record.environment, "environment", path)
         for side in ("inputs", "outputs"):
             for i, d in enumerate(getattr(record, side)):
                 _check_profile(d, f"{side}[{i}]", path)
@@ -288,10 +290,12 @@ def _check_profile(d: DatasetRecord, at: str, path: str | None) -> None:
     if d.key is not None:
         if not d.key:
             raise MalformedRecord("expected a non-empty list of column names or null, got []", path, f"{at}.key")
+        first: dict[str, int] = {}  # name -> its first place: a key of 60,000 names is checked in one pass
         for i, name in enumerate(d.key):
-            if name in d.key[:i]:
-                msg = f"{_quote(name)} is repeated ({at}.key[{d.key.index(name)}] has it too)"
+            if name in first:
+                msg = f"{_quote(name)} is repeated ({at}.key[{first[name]}] has it too)"
                 raise MalformedRecord(msg, path, f"{at}.key[{i}]")
+            first[name] = i
             if d.columns is not None and name not in d.columns:
                 msg = f"{_quote(name)} is not a column of the dataset (its columns: {_quote(sorted(d.columns))})"
                 raise MalformedRecord(msg, path, f"{at}.key[{i}]")
@@ -308,6 +312,28 @@ def _check_profile(d: DatasetRecord, at: str, path: str | None) -> None:
         if c.nans is not None and c.nulls + c.nans > d.row_count:  # a NaN is not a null: both fit in the rows
             msg = f"expected at most row_count - nulls ({d.row_count} - {c.nulls}), got {c.nans}"
             raise MalformedRecord(msg, path, f"{where}.nans")
+
+
+def _check_finite(value: object, at: str, path: str | None) -> None:
+    """No NaN or infinity anywhere in ``value`` (a free-form field such as ``environment``, whose facts are text).
+
+    compare calls two facts changed unless they are equal, and NaN is not equal to itself: ``python_version NaN
+    -> NaN`` would be called a move. No run writes a number there, let alone one that is not finite.
+
+    Example:
+        >>> _check_finite({"machine": float("nan")}, "environment", "/r.json")
+        Traceback (most recent call last):
+        ubunye.lineage.record.MalformedRecord: /r.json: environment.machine: expected text or a finite number, got NaN
+    """
+    stack = [(value, at)]  # iterative: the depth was bounded by the reader, but no recursion is needed either
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            raise MalformedRecord(f"expected text or a finite number, got {_kind(node)}", path, where)
+        if isinstance(node, dict):
+            stack.extend((v, _join(where, str(k))) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(node))
 
 
 def unsafe_name(value: str) -> str | None:

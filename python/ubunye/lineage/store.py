@@ -135,6 +135,25 @@ class StoredRecord:
     field: str | None = None
 
 
+def misread_run_id(run_id: str) -> str | None:
+    """Why the readers (``ubunye lineage show RUN``, ``ubunye diff``) would take ``run_id`` for something other
+    than that run, or None: ``latest`` and ``latest~N`` name the newest runs, and a name ending in ``.json`` or
+    starting with ``~`` is a record file (see ``ubunye.cli.lineage``). The store writes no record of such an id:
+    ``show latest`` would show another run, and the id itself would find a file or nothing.
+
+    Example:
+        >>> misread_run_id("20261201T020000Z-a1b2"), misread_run_id("latest~2"), misread_run_id("r.json")
+        (None, "reads as 'latest~N', the newest runs", "ends with '.json', which reads as a record file")
+    """
+    if _LATEST.match(run_id):
+        return "reads as 'latest~N', the newest runs"
+    if run_id.endswith(".json"):
+        return "ends with '.json', which reads as a record file"
+    if run_id.startswith("~"):
+        return "starts with '~', which reads as a record file in a home folder"
+    return None
+
+
 def records_location(records: str | Path | None = None) -> str | Path | None:
     """Where records go, the one setting: ``records`` if given, else ``$UBUNYE_RECORDS``, else None (the
     usecase_dir's own store, ``<usecase_dir>/.ubunye/lineage``).
@@ -234,9 +253,18 @@ class RecordStore:
             self._remote.check()
 
     def path(self, usecase: str, package: str, task: str, run_id: str) -> Path | RecordURL:
-        """Where the final record of one run is (or will be) stored."""
+        """Where the final record of one run is (or will be) stored.
+
+        Raises:
+            RecordError: a part is not a plain name (see :meth:`folder`), or the run id is one the readers would
+                take for something else (:func:`misread_run_id`: ``latest``, ``~r``, ``r.json``).
+        """
         folder = self.folder(usecase, package, task)
         _plain("run_id", run_id, (usecase, package, task), self._remote)
+        misread = misread_run_id(run_id)
+        if misread:
+            where = "/".join(printable(x) for x in (usecase, package, task))
+            raise RecordError(f"bad run_id {run_id!r} of {where}: {misread}")
         if self._remote is not None:
             url = self._remote.url_of(_final_key(usecase, package, task, run_id))
             return RecordURL(url, usecase, package, task, run_id)
@@ -356,7 +384,7 @@ class RecordStore:
         """
         found_all = [c for c in self._candidates(None, None, None) if c.run_id == run_id]
         if not found_all:
-            msg = f"no run record {run_id!r} under {self.root}"
+            msg = f"no run record {run_id!r} under {printable(str(self.root))}"
             raise RecordError(msg)
         if len(found_all) > 1:
             raise RecordError(_same_id(run_id, found_all))
@@ -374,10 +402,13 @@ class RecordStore:
         counting from its start: see :func:`_order_key`; in an object store, by run id, which sorts by start
         time) or ``latest~N`` (N runs before it). ``latest`` needs the
         filters to select runs of a single task. In an object store only the record named is read.
+        ``latest`` never passes over a record that cannot be read unless its file is older than the run chosen
+        (:func:`_nth_newest`): it may be the newest run.
 
         Raises:
             RecordError: nothing matches, the prefix is ambiguous (the candidates are named), ``latest`` spans
-                several tasks, or the record it names cannot be loaded (the message names the path).
+                several tasks, or the record it names (or, for ``latest~N``, one that may be newer) cannot be
+                loaded (the message names the path).
 
         Example:
             >>> import tempfile
@@ -391,11 +422,12 @@ class RecordStore:
         candidates = self._candidates(usecase, package, task)
         where = "/".join(x or "*" for x in (usecase, package, task))
         if not candidates:
-            msg = f"no run records for {where} under {self.root}"
+            msg = f"no run records for {where} under {printable(str(self.root))}"
             raise RecordError(msg)
         latest = _LATEST.match(ref)
         if latest:
-            tasks = sorted({"/".join(c.identity) for c in candidates})
+            # Folder names are listed, not checked: one may hold characters a terminal acts on.
+            tasks = sorted({"/".join(printable(x) for x in c.identity) for c in candidates})
             if len(tasks) > 1:
                 msg = f"{ref!r} needs one task, but {where} has runs of {len(tasks)}: {', '.join(tasks[:5])}"
                 msg += " (give -u/-p/-t)"
@@ -405,19 +437,19 @@ class RecordStore:
                 msg = f"{ref!r}: {tasks[0]} has only {len(candidates)} run(s)"
                 raise RecordError(msg)
             if self._remote is None:
-                found = sorted((self._load(c) for c in candidates), key=_order_key)[-1 - back]
+                found = _nth_newest([self._load(c) for c in candidates], back, ref)
             else:
                 found = self._load(sorted(candidates, key=lambda c: c.run_id)[-1 - back])
         else:
             exact = [c for c in candidates if c.run_id == ref]
             found_all = exact or [c for c in candidates if ref and c.run_id.startswith(ref)]
             if not found_all:
-                msg = f"no run {ref!r} among the runs of {where} under {self.root}"
+                msg = f"no run {ref!r} among the runs of {where} under {printable(str(self.root))}"
                 raise RecordError(msg)
             if len(exact) > 1:
                 raise RecordError(_same_id(ref, exact))
             if len(found_all) > 1:
-                ids = sorted(c.run_id for c in found_all)
+                ids = sorted(printable(c.run_id) for c in found_all)  # file names, listed, not checked
                 names = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
                 msg = f"run id prefix {ref!r} is ambiguous: {len(found_all)} runs match ({names})"
                 raise RecordError(msg)
@@ -736,6 +768,45 @@ def _order_key(entry: StoredRecord) -> tuple[dt.datetime, str]:
     record = entry.record
     at = (instant(record.ended_at) or instant(record.started_at)) if record else None
     return at or _EARLIEST, entry.path.name
+
+
+def _nth_newest(entries: list[StoredRecord], back: int, ref: str) -> StoredRecord:
+    """The record ``back`` runs before the newest (``latest~back``) among the entries of one task.
+
+    A record that cannot be read has no time to be ordered by. It is passed over only when its file was last
+    written before the run chosen ended (a run's record is written as it ends, so it ended earlier still): else
+    it may be the run asked for, and the answer is a RecordError naming it, never another run shown in its place.
+    (An object store orders by run id and reads the one record named: there an unreadable one is the error.)
+
+    Example:
+        >>> import tempfile
+        >>> store = RecordStore(tempfile.mkdtemp())
+        >>> at = "2026-12-01T02:00:00Z"
+        >>> path = store.write(RunRecord(run_id="r1", usecase="u", package="p", task="t", started_at=at))
+        >>> _ = (path.parent / "r2.json").write_text('{"run_id": "r2", "status": ')
+        >>> _nth_newest(store.entries(), 0, "latest")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ubunye.exceptions.RecordError: 'latest' may be a run whose record cannot be read: .../r2.json: corrupt ...
+    """
+    readable = sorted((e for e in entries if e.record is not None), key=_order_key)
+    chosen = readable[-1 - back] if back < len(readable) else None
+    at = (instant(chosen.record.ended_at) or instant(chosen.record.started_at)) if chosen and chosen.record else None
+    for e in sorted((e for e in entries if e.record is None), key=lambda e: e.path.name):
+        written = _modified(e.path)
+        if at is None or written is None or written >= at:
+            problem = e.problem or f"{printable(str(e.path))}: cannot load run record"
+            raise RecordError(f"{ref!r} may be a run whose record cannot be read: {problem} (name the run by its "
+                              "id, or repair or move that file)")  # fmt: skip
+    assert chosen is not None  # back < len(entries), and every unreadable one was passed over
+    return chosen
+
+
+def _modified(path: Path | RecordURL) -> dt.datetime | None:
+    """When a local record file was last written (None when it cannot be told)."""
+    try:
+        return dt.datetime.fromtimestamp(Path(str(path)).stat().st_mtime, dt.timezone.utc)
+    except (OSError, OverflowError, ValueError):
+        return None
 
 
 def load_record(path: str | Path) -> RunRecord:
