@@ -36,6 +36,7 @@ from ubunye.lineage.secrets import secret_values
 from ubunye.lineage.store import RecordStore, RecordURL
 from ubunye.monitors import accepted_kwargs, build_monitors, call_monitor, error_text, is_essential, monitor_name
 from ubunye.paths import check_outputs, check_schemes, check_task_dir, check_template_vars, task_folder
+from ubunye.spark.errors import spark_reason
 from ubunye.task import load_task_class
 
 if TYPE_CHECKING:
@@ -467,7 +468,9 @@ def _why(failure: BaseException) -> str:
     a bare ``assert``) its type's name, so neither the CLI line nor the record says nothing. Never raises: an
     exception whose ``str()`` raises (user code) is named by its type, and the record still ends ``failed``."""
     try:
-        text = interruption(failure) or str(failure)
+        # A py4j error's own text is a line saying nothing and pages of JVM stack: its innermost cause instead
+        java = getattr(failure, "java_exception", None) is not None
+        text = interruption(failure) or (spark_reason(failure) if java else str(failure))
     except Exception as exc:
         return f"{type(failure).__name__} (its message could not be read: {type(exc).__name__})"
     return text if text.strip() else type(failure).__name__

@@ -311,3 +311,36 @@ def test_integers_beyond_64_bits_are_refused_naming_the_column(tmp_path: Path, f
     for engine in ENGINES.values():
         with pytest.raises(EngineError, match=r"input 'i': .*column 'a'.* beyond 64 bits"):
             engine().read(IOConfig("i", format=fmt, path=f"in.{fmt}"), tmp_path)
+
+
+def test_a_spark_run_over_a_malformed_csv_fails_in_one_line_naming_the_row(spark, tmp_path: Path) -> None:
+    from tests.lineage.usecase import last, write_task
+    from ubunye.exceptions import TaskError
+    from ubunye.runner import run_task
+
+    usecase = tmp_path / "uc"
+    (usecase / "data").mkdir(parents=True)
+    (usecase / "data" / "in.csv").write_text("a,b,c\n1,2,3\n4,5\n")
+    config = {
+        "CONFIG": {
+            "inputs": {"i": {"format": "csv", "path": "data/in.csv"}},
+            "outputs": {"o": {"format": "parquet", "path": "data/o"}},
+            "transform": {"type": "task"},
+            "monitors": ["lineage"],
+        }
+    }
+    # the task's own code runs a Spark action: its py4j error reaches the runner as it is
+    code = (
+        "from ubunye import Task\n\n\nclass T(Task):\n    def transform(self, sources):\n"
+        "        assert sources['i'].count() >= 0\n        return {'o': sources['i']}\n"
+    )
+    write_task(usecase, "t", config, code)
+    with pytest.raises(TaskError) as caught:
+        run_task(usecase / "shop/daily/t", engine="spark", spark=spark)
+    record = last(usecase, "t")
+    assert record.status == "failed" and not (usecase / "data" / "o").exists()
+    assert record.inputs[0].data_hash is None and "Malformed CSV record: 4,5" in (record.inputs[0].hash_error or "")
+    message = record.error.message if record.error else ""
+    # py4j's own text was "An error occurred while calling o123.x" and pages of JVM stack
+    assert "Malformed CSV record: 4,5" in message and "in.csv" in message and "\n" not in message
+    assert "Malformed CSV record: 4,5" in str(caught.value)
