@@ -514,3 +514,15 @@ def test_cached_sums_counting_other_rows_than_the_log_are_not_reused(tmp_path):
     got = hash_delta(str(path), cache=cache)
     assert got.hash == _full(path)
     assert (got.hash_mode, got.files_reused, got.files_read) == ("incremental", 2, 1)
+
+
+def test_a_data_file_gone_from_storage_fails_as_the_full_read_does(tmp_path):
+    # The cached sums of a deleted file were counted: an incremental hash of 3 rows where the read fails.
+    path, cache = tmp_path / "t", FileSumsCache(tmp_path / "records")
+    _table_of(path, 2)
+    hash_delta(str(path), cache=cache)
+    sorted(path.glob("*.parquet"))[0].unlink()
+    with pytest.raises(OSError):
+        DeltaTable(str(path)).to_pyarrow_table()
+    with pytest.raises(OSError):
+        hash_delta(str(path), cache=cache)

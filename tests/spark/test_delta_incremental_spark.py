@@ -468,3 +468,72 @@ def test_date_partitions_before_1582_and_1000_hash_incrementally(spark, tmp_path
         "0999-06-15",
         "1582-10-10",
     ]
+
+
+# --- session settings and storage the cache once ignored (an adversarial helper, thirteenth session) -------------
+
+
+def _with_conf(spark, key, value):
+    """Sets ``key`` for the rest of the test and gives back how to put the old value back."""
+    old = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    return lambda: spark.conf.unset(key) if old is None else spark.conf.set(key, old)
+
+
+def test_a_zoneless_timestamp_partition_is_hashed_again_in_another_session_time_zone(spark, tmp_path):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    # deltalake writes the partition value without a zone; Spark reads it in the session's time zone
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    stamp = dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone.utc)
+    write_deltalake(
+        path, pa.table({"id": [1, 2], "q": pa.array([stamp] * 2, pa.timestamp("us", "UTC"))}), partition_by=["q"]
+    )
+    undo = _with_conf(spark, "spark.sql.session.timeZone", "UTC")
+    try:
+        hash_delta(path, cache=cache, spark=spark)
+        spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+        got = hash_delta(path, cache=cache, spark=spark)
+        assert got.hash == _full(spark, path, None)
+        assert got.hash_mode == "full" and "session time zone America/New_York" in got.reason
+    finally:
+        undo()
+
+
+def test_dates_of_a_table_are_hashed_again_under_another_rebase_mode(spark, tmp_path):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    # files deltalake writes have no Spark version: LEGACY reads 1500-01-01 as 1499-12-23
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    write_deltalake(path, pa.table({"id": [1, 2], "d": pa.array([dt.date(1500, 1, 1), dt.date(1200, 6, 1)])}))
+    undo = _with_conf(spark, "spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED")
+    try:
+        hash_delta(path, cache=cache, spark=spark)
+        spark.conf.set("spark.sql.parquet.datetimeRebaseModeInRead", "LEGACY")
+        got = hash_delta(path, cache=cache, spark=spark)
+        assert got.hash == _full(spark, path, None)
+        assert got.hash_mode == "full" and "datetimeRebaseModeInRead=LEGACY" in got.reason
+    finally:
+        undo()
+
+
+def test_a_data_file_gone_from_storage_is_not_counted_from_the_cache(spark, tmp_path):
+    from pathlib import Path
+
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    write_deltalake(path, pa.table({"id": [1, 2]}))
+    write_deltalake(path, pa.table({"id": [3]}), mode="append")
+    hash_delta(path, cache=cache, spark=spark)
+    sorted(Path(path).glob("*.parquet"))[0].unlink()
+    undo = _with_conf(spark, "spark.sql.files.ignoreMissingFiles", "true")  # the full read skips its rows
+    try:
+        got = hash_delta(path, cache=cache, spark=spark)
+        assert got.hash == _full(spark, path, None) and got.hash.row_count < 3
+        assert got.hash_mode == "full" and "is not in storage" in got.reason
+    finally:
+        undo()

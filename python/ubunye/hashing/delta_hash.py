@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -181,6 +181,19 @@ def _split(
     return reused, why
 
 
+def _gone(location: str, reused: Mapping[str, object]) -> str | None:
+    """The first file of ``reused`` (paths relative to the table, as the log has them) that is not in storage, for
+    a table on this machine's disk (a stat each); None when all are, or the table is elsewhere. A cached file's
+    numbers say nothing of whether it is still there: a full read would fail on it (or skip it)."""
+    if _SCHEME.match(location):
+        return None
+    root = Path(location)
+    for path in reused:
+        if not _SCHEME.match(path) and not (root / unquote(path)).is_file():
+            return path
+    return None
+
+
 def _save(
     numbers: FileNumbers[P],
     cache: SumsCache | None,
@@ -246,6 +259,9 @@ def _run(
     location, snap, reader, schema, setup = where
     cached, why = _cached(numbers, cache, location, reader, snap)
     reused, why = _split(numbers, snap, (schema, setup), cached, why)
+    gone = _gone(location, reused)
+    if gone is not None:  # the full read fails on it, or skips its rows (Spark's ignoreMissingFiles): as it does
+        reused, why = {}, f"the data file {gone} of the log is not in storage"
     dataset, files = source
     if files is not None:
         per_file, total, reused, read, why = _on_spark(numbers, files, snap, reused, why)

@@ -328,6 +328,25 @@ def _literal_reason(files: Sequence[DeltaFile], names: Sequence[str]) -> str:
     return ""
 
 
+#: The session settings that rebase dates and timestamps read from Parquet files not written by Spark.
+_REBASE_CONFS = ("spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead")
+
+
+def _has_datetime(kind: Any) -> bool:  # noqa: ANN401 (a pyspark DataType)
+    """Whether the Spark type ``kind`` holds a date or a timestamp, at any depth."""
+    from pyspark.sql.types import ArrayType, DateType, MapType, StructType, TimestampNTZType, TimestampType
+
+    if isinstance(kind, DateType | TimestampType | TimestampNTZType):
+        return True
+    if isinstance(kind, StructType):
+        return any(_has_datetime(f.dataType) for f in kind.fields)
+    if isinstance(kind, ArrayType):
+        return _has_datetime(kind.elementType)
+    if isinstance(kind, MapType):
+        return _has_datetime(kind.keyType) or _has_datetime(kind.valueType)
+    return False
+
+
 class SparkDeltaFiles:
     """One Delta snapshot as Spark's Delta reader reads it: its schema string, and the numbers of its files
     (``numbers``: rows-v1 sums or profile partials, ``ubunye.hashing.delta_numbers``).
@@ -384,6 +403,14 @@ class SparkDeltaFiles:
         unknown = sorted(snap.features - SAFE_FEATURES)
         if unknown:
             parts.append(f"table features {', '.join(unknown)}")
+        # A timestamp partition value without a zone in the log (as deltalake writes it) is read in the session's
+        # time zone; dates and timestamps in files written without Spark's version metadata (deltalake's) are
+        # rebased on read as the session's rebase modes say (LEGACY moves 1500-01-01 to 1499-12-23).
+        kinds = {f.name: f.dataType.simpleString() for f in fields}
+        if any(kinds.get(name) == "timestamp" for name in snap.partition_columns):
+            parts.append(f"session time zone {self._conf('spark.sql.session.timeZone')}")
+        if any(_has_datetime(f.dataType) for f in fields):
+            parts.append(", ".join(f"{k}={self._conf(k)}" for k in _REBASE_CONFS))
         return "; ".join(parts)
 
     def _open(self) -> DataFrame:
