@@ -90,6 +90,11 @@ FLOORS_TEST_PINS := "pytest==9.2.0" "hypothesis==6.170.17" "deltalake==1.6.6" "p
 .venv-floors/.installed: FLOORS_PINS := "numpy==1.23.5" "pandas==1.5.3" "pyarrow==14.0.1"
 .venv-floors16/.installed: FLOORS_PINS := "numpy==1.26.4" "pandas==1.5.3" "pyarrow==15.0.2"
 
+# One `pip install -e python` at a time (setuptools writes python/ubunye.egg-info in the source tree): under
+# `make test`'s -j2 the pandas 2 and floors venvs would otherwise be installed side by side.
+.venv-floors/.installed: $(PANDAS2_STAMP)
+.venv-floors16/.installed: .venv-floors/.installed
+
 $(addsuffix /.installed,$(FLOORS_VENVS)): python/pyproject.toml
 	test -x $(@D)/bin/python || $(PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install -q --no-compile $(FLOORS_PINS) $(FLOORS_TEST_PINS)

@@ -116,7 +116,9 @@ DUPLICATE_KEYS = {
 @pytest.mark.parametrize("text", DUPLICATE_KEYS.values(), ids=DUPLICATE_KEYS)
 def test_a_json_key_named_twice_is_refused(tmp_path: Path, name: str, text: str) -> None:
     (tmp_path / "in.json").write_text(text)
-    with pytest.raises(EngineError, match=r"input 'i'.*in\.json.*(twice|specified twice)"):
+    # pandas (pyarrow) refuses a field that changes type before it meets the key named twice: refused either way
+    why = "twice|changed from" if name == "pandas" and text == DUPLICATE_KEYS["after a type change"] else "twice"
+    with pytest.raises(EngineError, match=rf"input 'i'.*in\.json.*({why})"):
         ENGINES[name]().read(IOConfig("i", format="json", path="in.json"), tmp_path)
 
 
@@ -235,10 +237,9 @@ def test_spark_refuses_csv_files_whose_headers_differ_in_order(spark_engine, tmp
 @pytest.mark.parametrize(
     ("second", "says"),
     [
-        ({"a": pa.array([2], pa.int64())}, "different column types: column 'a' is int32 in .* but int64"),
         ({"a": pa.array([2], pa.int32()), "z": pa.array(["x"])}, "different columns: .* has z that"),
     ],
-    ids=["type", "extra column"],
+    ids=["extra column"],
 )
 def test_spark_refuses_parquet_files_whose_schemas_differ(spark_engine, tmp_path: Path, second, says: str) -> None:
     import pyarrow.parquet as pq
@@ -251,11 +252,9 @@ def test_spark_refuses_parquet_files_whose_schemas_differ(spark_engine, tmp_path
 
 
 def test_spark_refuses_a_short_csv_row_in_one_line_naming_the_file(spark_engine, tmp_path: Path) -> None:
-    from ubunye.exceptions import HashError
-
     (tmp_path / "in.csv").write_text("a,b,c\n1,2,3\n4,5\n")
     frame = spark_engine.read(IOConfig("i", format="csv", path="in.csv"), tmp_path)  # lazy: fails when read
-    with pytest.raises(HashError) as caught:
+    with pytest.raises(EngineError) as caught:  # not a HashError: callers may pass over those
         spark_engine.hash(frame)
     text = str(caught.value)
     assert "Malformed CSV record: 4,5" in text and "in.csv" in text and "\n" not in text
@@ -344,3 +343,60 @@ def test_a_spark_run_over_a_malformed_csv_fails_in_one_line_naming_the_row(spark
     # py4j's own text was "An error occurred while calling o123.x" and pages of JVM stack
     assert "Malformed CSV record: 4,5" in message and "in.csv" in message and "\n" not in message
     assert "Malformed CSV record: 4,5" in str(caught.value)
+
+
+# --- a review of the above (thirteenth session): valid files the new checks refused, and older misreads --------
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_a_csv_value_over_one_block_reads(tmp_path: Path, name: str) -> None:
+    # pyarrow's 1 MB blocks: "straddling object" refused the file (pandas before; polars by the row check)
+    (tmp_path / "in.csv").write_text("a,b\n1," + "x" * 3_000_000 + "\n2,y\n")
+    frame = ENGINES[name]().read(IOConfig("i", format="csv", path="in.csv"), tmp_path)
+    assert len(frame) == 2 and len(frame["b"][0]) == 3_000_000
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_a_json_key_first_seen_after_the_first_block_is_read(tmp_path: Path, name: str) -> None:
+    # pandas' dataset took the schema from the first 1 MB: "late" was dropped, silently
+    rows = [json.dumps({"a": i, "pad": "p" * 100}) for i in range(30_000)] + [json.dumps({"a": -1, "late": "z"})]
+    (tmp_path / "in.json").write_text("\n".join(rows) + "\n" + json.dumps({"a": -2, "blob": "b" * 2_000_000}) + "\n")
+    frame = ENGINES[name]().read(IOConfig("i", format="json", path="in.json"), tmp_path)
+    records = frame.to_dict("records") if name == "pandas" else frame.to_dicts()
+    assert len(records) == 30_002 and records[-2]["late"] == "z" and records[0]["late"] is None
+    assert len(records[-1]["blob"]) == 2_000_000
+
+
+def test_polars_reads_a_compressed_json_pyarrow_refuses_for_a_type_change(tmp_path: Path) -> None:
+    with pa.CompressedOutputStream(str(tmp_path / "in.json.gz"), "gzip") as out:
+        out.write(b'{"a": 1}\n{"a": "x"}\n')
+    got = PolarsEngine().read(IOConfig("i", format="json", path="in.json.gz"), tmp_path)
+    assert got.to_dicts() == [{"a": "1"}, {"a": "x"}]
+
+
+@pytest.mark.parametrize(
+    ("options", "texts"),
+    [
+        ({"sep": "||"}, ["a||b\n1||x\n", "a||b\n2||y\n"]),
+        ({"comment": "#"}, ["# made 2024-01-01\na,b\n1,x\n", "# made 2024-01-02\na,b\n2,y\n"]),
+    ],
+    ids=["two-character separator", "comment lines"],
+)
+def test_spark_still_reads_csv_options_python_cannot_parse_alike(spark_engine, tmp_path: Path, options, texts):
+    (tmp_path / "i").mkdir()
+    for i, text in enumerate(texts):
+        (tmp_path / "i" / f"part-{i}.csv").write_text(text)
+    got = spark_engine.read(IOConfig("i", format="csv", path="i", options=options), tmp_path)
+    assert sorted(tuple(r) for r in got.collect()) == [(1, "x"), (2, "y")]
+
+
+def test_spark_reads_parquet_files_of_types_pyarrow_names_otherwise(spark_engine, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    # what the pandas engine writes and what polars appends: string / large_string, list / large_list
+    (tmp_path / "i").mkdir()
+    pq.write_table(pa.table({"s": pa.array(["a"]), "l": pa.array([[1]])}), tmp_path / "i" / "part-0.parquet")
+    wide = pa.table({"s": pa.array(["b"], pa.large_string()), "l": pa.array([[2]], pa.large_list(pa.int64()))})
+    pq.write_table(wide, tmp_path / "i" / "part-1.parquet")
+    got = spark_engine.read(IOConfig("i", format="parquet", path="i"), tmp_path)
+    assert sorted((r["s"], list(r["l"])) for r in got.collect()) == [("a", [1]), ("b", [2])]

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 #: The native frame of an in-process engine (pandas.DataFrame, polars.DataFrame).
 FrameT = TypeVar("FrameT")
+T = TypeVar("T")
 
 
 def pandas_table(frame: pd.DataFrame) -> pa.Table:
@@ -95,6 +96,29 @@ def csv_parse_options(io: IOConfig) -> pcsv.ParseOptions:
     import pyarrow.csv as pcsv
 
     return pcsv.ParseOptions(delimiter=separator(io), newlines_in_values=True)
+
+
+_BLOCK = 1 << 20  # pyarrow's csv and json block size
+_MAX_BLOCK = 2**31 - 1
+
+
+def larger_blocks(read: Callable[[int | None], T]) -> tuple[T, int | None]:
+    """``read(None)`` (pyarrow's csv and json readers in their 1 MB blocks), and again with blocks 16 times larger
+    while pyarrow says a row "straddles" two blocks: a row over 1 MB (a long text, a JSON blob) is valid input,
+    which the default refused. Gives back the result and the block size that read it (None: the default).
+
+    Example:
+        >>> larger_blocks(lambda size: size or 0)
+        (0, None)
+    """
+    size: int | None = None
+    while True:
+        try:
+            return read(size), size
+        except pa.ArrowInvalid as exc:
+            if "straddl" not in str(exc) or size == _MAX_BLOCK:
+                raise
+            size = min(_MAX_BLOCK, (size or _BLOCK) * 16)
 
 
 #: Formats written as text and read back through type inference: a write of one is read back before commit.

@@ -266,7 +266,7 @@ def check_utf8(io: IOConfig, file: Path) -> None:
     """
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset, lines = 0, 0
-    with _open_text(file) as fh:
+    with open_text(file) as fh:
         while True:
             chunk = fh.read(_CHUNK)
             pending = len(decoder.getstate()[0])
@@ -349,11 +349,12 @@ def csv_header(file: Path, sep: str) -> list[str]:
     import csv
     import io
 
-    with _open_text(file) as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
+    with open_text(file) as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
         return next(csv.reader(text, delimiter=sep, quotechar='"', doublequote=True), [])
 
 
-def _open_text(file: Path) -> BinaryIO:
+def open_text(file: Path) -> BinaryIO:
+    """``file``'s bytes, decompressed when its name ends in one of :data:`COMPRESSION`'s suffixes."""
     codec = COMPRESSION.get(file.suffix.lower())
     if codec is None:
         return file.open("rb")
@@ -392,6 +393,7 @@ __all__ = [
     "data_files",
     "has_partitions",
     "listing",
+    "open_text",
     "partition_difference",
     "refuse_compression",
 ]

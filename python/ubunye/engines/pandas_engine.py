@@ -6,6 +6,7 @@ types (an int column with nulls stays int64) and hashes the same as on Spark.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,7 +16,15 @@ import pandas as pd
 import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines._io import LocalEngine, csv_parse_options, pandas_table, parquet_codec, separator, unwrap
+from ubunye.engines._io import (
+    LocalEngine,
+    csv_parse_options,
+    larger_blocks,
+    pandas_table,
+    parquet_codec,
+    separator,
+    unwrap,
+)
 from ubunye.engines.delta import read_table
 from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions, refuse_compression
 from ubunye.engines.paths import local_path
@@ -95,10 +104,15 @@ def _excerpt(query: str, limit: int = 200) -> str:
     return repr(text)
 
 
-def _file_format(io: IOConfig) -> str | ds.FileFormat | None:
-    """How pyarrow reads files of ``io``: csv with the separator and Spark's nulls, else the format's name."""
+def _file_format(io: IOConfig, block_size: int | None = None) -> str | ds.FileFormat | None:
+    """How pyarrow reads files of ``io``: csv with the separator and Spark's nulls, else the format's name; csv
+    and json in blocks of ``block_size`` bytes (None: pyarrow's 1 MB, too small for a longer row)."""
     import pyarrow.dataset as ds
 
+    if io.format == "json" and block_size:
+        import pyarrow.json as pj
+
+        return ds.JsonFileFormat(read_options=pj.ReadOptions(block_size=block_size))
     if io.format != "csv":
         return io.format
     import pyarrow.csv as pcsv
@@ -108,28 +122,57 @@ def _file_format(io: IOConfig) -> str | ds.FileFormat | None:
     # read a null string as "" and the text NA, NULL, nan... as null, so neither nulls nor NaN nor such strings
     # came back.
     nulls = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
-    return ds.CsvFileFormat(parse_options=csv_parse_options(io), convert_options=nulls)
+    blocks = pcsv.ReadOptions(block_size=block_size) if block_size else None
+    return ds.CsvFileFormat(parse_options=csv_parse_options(io), convert_options=nulls, read_options=blocks)
 
 
-def _dataset(io: IOConfig, sources: str | list[str], **partitions: str) -> ds.Dataset:
-    """The pyarrow dataset of ``io``'s files, json fields pyarrow would read as timestamps read as their text.
+def _dataset(
+    io: IOConfig, sources: str | list[str], whole: pa.Schema | None, block_size: int | None, **partitions: str
+) -> ds.Dataset:
+    """The pyarrow dataset of ``io``'s files in blocks of ``block_size``; json files with the schema ``whole``
+    (inferred from every row of every file: a dataset infers it from the first block of the first file, and a key
+    first seen later was dropped), their fields pyarrow would read as timestamps read as their text.
 
     JSON has no timestamps: pyarrow infers one from ISO text ("2024-01-01", "...T12:00:00+02:00", read as 10:00
     without a zone, the offset lost), where Spark and polars read the string, as this does now.
     """
     import pyarrow.dataset as ds
 
-    found = ds.dataset(sources, format=_file_format(io), **partitions)
+    found = ds.dataset(sources, format=_file_format(io, block_size), **partitions)
     if io.format != "json":
         return found
     import pyarrow.json as pj
 
-    texts = pa.schema([f.with_type(_timestamps_as_text(f.type)) for f in found.schema])
+    fields = list(whole) if whole is not None else list(found.schema)
+    names = {f.name for f in fields}
+    fields += [f for f in found.schema if f.name not in names]  # the partition columns
+    texts = pa.schema([f.with_type(_timestamps_as_text(f.type)) for f in fields])
     if texts == found.schema:
         return found
-    # the parser takes the fields as text (not parsed, then printed back); the dataset keeps that schema
-    as_text = ds.JsonFileFormat(parse_options=pj.ParseOptions(explicit_schema=texts))
+    # the parser takes the fields as given (text not parsed, then printed back); the dataset keeps that schema
+    blocks = pj.ReadOptions(block_size=block_size) if block_size else None
+    as_text = ds.JsonFileFormat(parse_options=pj.ParseOptions(explicit_schema=texts), read_options=blocks)
     return ds.dataset(sources, format=as_text, schema=texts, **partitions)
+
+
+def _json_schema(file: Path) -> pa.Schema:
+    """The schema pyarrow infers from every row of the json ``file`` (one read of it)."""
+    import pyarrow.json as pj
+
+    def read(size: int | None) -> pa.Schema:
+        blocks = pj.ReadOptions(block_size=size) if size else None
+        return pj.read_json(file, read_options=blocks).schema
+
+    return larger_blocks(read)[0]
+
+
+def _unified(schemas: list[pa.Schema]) -> pa.Schema:
+    """One schema for files of the same column paths (check_alike): their fields' types unified, or the first
+    file's when pyarrow cannot (the read then fails on the file that differs, naming it)."""
+    try:
+        return pa.unify_schemas(schemas)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return schemas[0]
 
 
 def _timestamps_as_text(kind: pa.DataType) -> pa.DataType:
@@ -260,15 +303,17 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         if files == []:
             return pa.table({})  # allow_empty, and no schema is declared: no rows, no columns
         if files is None:  # a URL: pyarrow lists it
-            return _dataset(io, path).to_table()
+            return larger_blocks(lambda size: _dataset(io, path, None, size).to_table())[0]
         refuse_compression(io, files, "pyarrow's dataset reader", (".zst",))
         root = local_path(path)
         assert root is not None
-        check_alike(io, files, root, lambda file: column_paths(self._file_schema(io, file)))
-        if has_partitions(files, root):  # name=value folders become columns, as Spark reads them (not dropped)
-            table = _dataset(io, [str(f) for f in files], partitioning="hive", partition_base_dir=str(root)).to_table()
-        else:
-            table = _dataset(io, [str(f) for f in files]).to_table()
+        schemas = functools.cache(lambda file: self._file_schema(io, file))
+        check_alike(io, files, root, lambda file: column_paths(schemas(file)))
+        whole = _unified([schemas(f) for f in files]) if io.format == "json" else None
+        # name=value folders become columns, as Spark reads them (not dropped)
+        hive = {"partitioning": "hive", "partition_base_dir": str(root)} if has_partitions(files, root) else {}
+        sources = [str(f) for f in files]
+        table = larger_blocks(lambda size: _dataset(io, sources, whole, size, **hive).to_table())[0]
         if io.format in ("csv", "json"):
             _refuse_rounded_integers(io, files, table)
         return table
@@ -276,7 +321,9 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
         import pyarrow.dataset as ds
 
-        return ds.dataset(str(file), format=_file_format(io)).schema
+        if io.format == "json":
+            return _json_schema(file)
+        return larger_blocks(lambda size: ds.dataset(str(file), format=_file_format(io, size)).schema)[0]
 
     # -- writing (the rest is LocalEngine's) ------------------------------------------------------------------------
     def _arrow(self, frame: pd.DataFrame, *, rows: bool) -> pa.Table:

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -24,7 +25,15 @@ import polars as pl
 import pyarrow as pa
 
 from ubunye.config import IOConfig
-from ubunye.engines._io import LocalEngine, csv_parse_options, pandas_table, parquet_codec, separator, unwrap
+from ubunye.engines._io import (
+    LocalEngine,
+    csv_parse_options,
+    larger_blocks,
+    pandas_table,
+    parquet_codec,
+    separator,
+    unwrap,
+)
 from ubunye.engines.delta import read_table, timestamp_of
 from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions, refuse_compression
 from ubunye.engines.paths import local_path
@@ -347,10 +356,15 @@ def _check_csv_rows(io: IOConfig, files: list[Path], height: int) -> None:
 
     parse = csv_parse_options(io)
     fields = pcsv.ConvertOptions(include_columns=[])
+
+    def rows_of(file: Path, size: int | None) -> int:
+        blocks = pcsv.ReadOptions(block_size=size) if size else None
+        return int(pcsv.read_csv(file, read_options=blocks, parse_options=parse, convert_options=fields).num_rows)
+
     rows: list[int] = []
     for file in files:
         try:
-            rows.append(pcsv.read_csv(file, parse_options=parse, convert_options=fields).num_rows)
+            rows.append(larger_blocks(functools.partial(rows_of, file))[0])
         except pa.ArrowInvalid as exc:  # pyarrow names the row: "Expected 3 columns, got 2: 4,5"
             msg = f"input {io.name!r}: csv file {file} has a row whose fields do not match its header: {exc}"
             raise EngineError(msg) from exc
@@ -397,16 +411,22 @@ def _check_json_keys(io: IOConfig, files: list[Path]) -> None:
 
 
 def _check_json_lines(io: IOConfig, file: Path) -> None:
+    import io as _text
     import json
 
-    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
-        keys = [k for k, _ in items]
-        twice = next((k for k in keys if keys.count(k) > 1), None)
-        if twice is not None:
-            raise _Twice(twice)
-        return dict(items)
+    from ubunye.engines.inputs import open_text
 
-    with file.open(encoding="utf-8") as lines:
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        found = dict(items)
+        if len(found) < len(items):  # a key named twice: name the first one seen again
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    raise _Twice(key)
+                seen.add(key)
+        return found
+
+    with open_text(file) as raw, _text.TextIOWrapper(raw, encoding="utf-8") as lines:  # .gz, .bz2, .zst too
         for number, line in enumerate(lines, 1):
             try:
                 row = json.loads(line, object_pairs_hook=pairs)

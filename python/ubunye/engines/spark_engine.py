@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ubunye.config import IOConfig
 from ubunye.engines._io import TEXT_FORMATS, pandas_table, unwrap
 from ubunye.engines.delta import sub_microsecond_column
-from ubunye.engines.inputs import check_alike, csv_header, data_files, listing
+from ubunye.engines.inputs import check_alike, column_paths, csv_header, data_files, listing
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
 from ubunye.engines.spark_read_back import check_partition_values, check_read_back, partition_columns, refuse_drift
@@ -372,7 +372,17 @@ def _warn_unapplied(spark: SparkSession, spark_conf: Mapping[str, str]) -> None:
         )
 
 
-def _check_files_alike(io: IOConfig, files: list[Path], root: Path, options: Mapping[str, str]) -> None:
+def _plain_csv(named: Mapping[str, str], sep: str) -> bool:
+    """Whether ``csv_header`` reads the header as Spark does with these (lower-cased) options: a one-character
+    separator, the double quote (doubled inside quotes: ``escape`` as this engine sets it), no comment lines, no
+    other line separator."""
+    quote, escape = named.get("quote", '"'), named.get("escape", '"')
+    return len(sep) == 1 and quote == '"' and escape == '"' and not named.get("comment") and not named.get("linesep")
+
+
+def _check_files_alike(
+    io: IOConfig, files: list[Path], root: Path, options: Mapping[str, str], *, case_sensitive: bool = False
+) -> None:
     """Refuse (EngineError naming two files) the files of one input that Spark would read otherwise than they are:
     csv files whose headers differ (Spark pairs every file's values with one file's header by position: columns
     in another order were swapped, silently) and parquet files whose columns or types differ (Spark takes one
@@ -380,14 +390,18 @@ def _check_files_alike(io: IOConfig, files: list[Path], root: Path, options: Map
     name and their schemas merged: not checked. Partition folders must match as on the other engines."""
     if io.format == "csv":
         named = {k.lower(): v for k, v in options.items()}  # Spark takes option names in any case
-        if named.get("header", "true").lower() != "true":
-            return  # no header: Spark names the columns _c0, _c1... by position in every file alike
         sep = named.get("sep", named.get("delimiter", ","))
+        if named.get("header", "true").lower() != "true" or not _plain_csv(named, sep):
+            # no header (Spark names the columns _c0, _c1... by position in every file alike), or one Python's csv
+            # cannot read as Spark does (a separator of two characters, comment lines, another quote): the
+            # partition folders alone
+            check_alike(io, files, root, lambda file: [])
+            return
         headers: dict[Path, list[str]] = {}
 
         def header(file: Path) -> list[str]:
             if file not in headers:
-                headers[file] = _unique_header(io, file, csv_header(file, sep))
+                headers[file] = _unique_header(io, file, csv_header(file, sep), case_sensitive)
             return headers[file]
 
         header(files[0])
@@ -395,27 +409,32 @@ def _check_files_alike(io: IOConfig, files: list[Path], root: Path, options: Map
     elif io.format == "parquet":
         import pyarrow.parquet as pq
 
-        check_alike(io, files, root, lambda file: {f.name: str(f.type) for f in pq.read_schema(file)})
+        # Names, nested ones too; not types: pyarrow's differ where Spark's do not (large_string and string,
+        # INT96 and INT64 timestamps), and a type Spark cannot read alike fails its read in one line
+        check_alike(io, files, root, lambda file: column_paths(pq.read_schema(file)))
+    else:  # json: read by name, the files' schemas merged
+        check_alike(io, files, root, lambda file: [])
 
 
-def _unique_header(io: IOConfig, file: Path, names: list[str]) -> list[str]:
-    """``names``, the csv header of ``file``, unless it names a column twice ignoring case: Spark then renames
-    both (``a,A`` and ``a,a`` read as ``a0``, ``A1``), columns no other engine reads (pandas and polars refuse
-    ``a,a`` and keep ``a,A``)."""
+def _unique_header(io: IOConfig, file: Path, names: list[str], case_sensitive: bool) -> list[str]:
+    """``names``, the csv header of ``file``, unless it names a column twice (ignoring case, unless the session
+    is case sensitive): Spark then renames both (``a,A`` and ``a,a`` read as ``a0``, ``A1``), columns no other
+    engine reads (pandas and polars refuse ``a,a`` and keep ``a,A``)."""
     seen: dict[str, str] = {}
     for name in names:
-        if name and name.lower() in seen:
-            msg = f"input {io.name!r}: csv header of {file} names column {seen[name.lower()]!r}"
-            msg += f" twice ({name!r}: Spark compares names ignoring case, and would rename both); every column "
-            msg += "needs a name of its own"
+        folded = name if case_sensitive else name.lower()
+        if name and folded in seen:
+            msg = f"input {io.name!r}: csv header of {file} names column {seen[folded]!r} twice ({name!r}"
+            msg += "" if case_sensitive else ": Spark compares names ignoring case"
+            msg += ", and would rename both); every column needs a name of its own"
             raise EngineError(msg)
-        seen[name.lower()] = name
+        seen[folded] = name
     return names
 
 
 @contextmanager
 def _spark_failures() -> Iterator[None]:
-    """Spark's own errors while hashing as a HashError in one line. Spark reads lazily: a file it cannot read (a
+    """Spark's own errors while hashing as an EngineError in one line. Spark reads lazily: a file it cannot read (a
     malformed csv row, parquet files whose column types differ) fails first here, with a py4j error whose text is
     pages of JVM stack."""
     try:
@@ -425,7 +444,9 @@ def _spark_failures() -> Iterator[None]:
     except Exception as exc:
         if getattr(exc, "java_exception", None) is None and not type(exc).__module__.startswith("pyspark"):
             raise  # not Spark's: our own defect, which must show as one
-        raise HashError(f"Spark failed reading the rows to hash: {spark_reason(exc)}") from exc
+        # EngineError, not HashError: a HashError means "rows-v1 cannot hash these rows", which callers may pass
+        # over (a csv output's read-back check does); a read that failed must fail what asked for it.
+        raise EngineError(f"Spark failed reading the rows to hash: {spark_reason(exc)}") from exc
 
 
 def _reader_options(io: IOConfig) -> dict[str, str]:
@@ -576,7 +597,8 @@ class SparkEngine:
 
                     return self.spark.createDataFrame([], StructType([]))  # allow_empty, no declared schema
                 if files and local is not None:
-                    _check_files_alike(io, files, local, options)
+                    sensitive = self._setting("spark.sql.caseSensitive", "false").lower() == "true"
+                    _check_files_alike(io, files, local, options, case_sensitive=sensitive)
             reader = self.spark.read.options(**options)
             if io.table is not None:
                 return reader.table(io.table)
@@ -692,15 +714,19 @@ class SparkEngine:
             return
         refuse_file_at(io, local)
 
+    def _setting(self, key: str, default: str) -> str:
+        """A session setting, or ``default`` where the session cannot say (Spark Connect, a stopped session)."""
+        try:
+            return str(self.spark.conf.get(key, default))
+        except Exception:
+            return default
+
     def _dynamic_overwrite(self, options: dict[str, str]) -> bool:
         """Spark's partitionOverwriteMode=dynamic: an overwrite replaces only the partitions it writes."""
         # Spark takes option names in any case: partitionoverwritemode missed here was an overwrite of every partition
         mode = next((v for k, v in options.items() if k.lower() == "partitionoverwritemode"), None)
         if mode is None:
-            try:
-                mode = self.spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
-            except Exception:
-                mode = "static"
+            mode = self._setting("spark.sql.sources.partitionOverwriteMode", "static")
         return str(mode).lower() == "dynamic"
 
     def _views(self, sources: Mapping[str, object]) -> list[str]:
