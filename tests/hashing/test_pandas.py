@@ -151,3 +151,19 @@ def test_arrow_refusals_name_nested_field():
 def test_unknown_frame_kind_is_refused():
     with pytest.raises(HashError, match=r"cannot hash a builtins\.list"):
         hash_frame([1, 2])
+
+
+@pytest.mark.parametrize(
+    ("missing", "none"),
+    [
+        ([[pd.NA, 1], [2]], [[None, 1], [2]]),
+        ([[pd.NaT, dt.datetime(2024, 1, 1)]], [[None, dt.datetime(2024, 1, 1)]]),
+        ([{"a": pd.NA}, {"a": 1}], [{"a": None}, {"a": 1}]),
+        ([{"l": [pd.NA, 1.5, float("nan")]}], [{"l": [None, 1.5, float("nan")]}]),
+    ],
+    ids=["list", "list-nat", "dict", "nested-nan-kept"],
+)
+def test_pandas_missing_values_inside_lists_and_dicts_are_nulls(missing, none):
+    # Section 7: missing values take any place. Arrow took only None there (NA and NaT were refused); NaN stays NaN.
+    got = canonical_lines(pd.DataFrame({"c": pd.Series(missing, dtype=object)}))
+    assert got == canonical_lines(pd.DataFrame({"c": pd.Series(none, dtype=object)}))

@@ -151,3 +151,31 @@ def test_bools_and_numbers_are_not_taken_for_each_other(tname, value, message):
 def test_numpy_scalars_of_the_column_kind_are_taken():
     ints = Rows([("i", "int64"), ("b", "bool"), ("f", "float64")], [(np.int64(1), np.True_, np.float64(0.5))])
     assert canonical_lines(ints) == ['{"b":true,"f":0.5,"i":1}']
+
+
+@pytest.mark.parametrize(
+    ("tname", "value", "message"),
+    [
+        # pyarrow takes numbers as days or microseconds since the epoch (5.5 truncated to 5 us): a unit guessed
+        ("date", 5, r"'c' of type date: 5 is a number, not a date"),
+        ("timestamp_ntz", 5.5, r"'c' of type timestamp_ntz: 5\.5 is a number, not a datetime"),
+        ("list<timestamp>", [np.int64(5)], r"'c\[\]' of type list<timestamp>: .*5\)? is a number, not a datetime"),
+        # pyarrow drops a pandas Timestamp's nanoseconds; the pandas path refuses the same value
+        ("timestamp", pd.Timestamp("2024-01-01T00:00:00.000000001Z"), r"'c' of type timestamp: .*sub-microsecond"),
+        ("list<timestamp_ntz>", [pd.Timestamp("2024-01-01T00:00:00.000000999")], r"'c\[\]' .*sub-microsecond"),
+        # no order: a list or struct of its items would hash in this process's string-hash order
+        ("list<string>", {"b", "a"}, r"'c' of type list<string>: .* is a set, which has no order"),
+        ("struct<\"a\":string,\"b\":string>", frozenset({"x", "y"}), r"'c' .* is a frozenset, which has no order"),
+    ],
+    ids=["date-int", "timestamp-float", "list-npint", "timestamp-ns", "list-ns", "list-set", "struct-frozenset"],
+)  # fmt: skip
+def test_values_that_would_be_guessed_or_cut_are_refused(tname, value, message):
+    with pytest.raises(HashError, match=message):
+        hash_frame(Rows([("c", tname)], [(value,)]))
+
+
+def test_a_whole_microsecond_pandas_timestamp_is_taken_as_its_datetime():
+    at = pd.Timestamp("2024-01-01T00:00:00.000001Z")
+    assert hash_frame(Rows([("c", "timestamp")], [(at,)])) == hash_frame(
+        Rows([("c", "timestamp")], [(at.to_pydatetime(),)])
+    )

@@ -67,7 +67,8 @@ def test_seconds_and_milliseconds_beyond_64_bit_microseconds_are_refused_naming_
             if unit == "s"
             else ['"+294247-01-10T04:00:54.775000"', '"-290308-12-21T19:59:05.225000"']
         )
-        for beyond in (edge + 1, -edge - 1):
+        # -2**63: its absolute value wraps to itself in int64, and its product to 0 (the epoch)
+        for beyond in (edge + 1, -edge - 1, -(2**63), 2**63 - 1):
             outside = pa.table({"when": pa.array([0, None, beyond], pa.int64()).cast(pa.timestamp(unit))})
             with pytest.raises(HashError, match=r"column 'when'.*row 2 .*beyond the range"):
                 hash_frame(outside)

@@ -133,3 +133,16 @@ def test_kinds_are_every_part_of_a_tree() -> None:
     tree = parse_type('map<string,list<struct<"a":decimal(5,2),"b":timestamp_ntz>>>')
     assert type_kinds(tree) == {"map", "string", "list", "struct", "decimal", "timestamp_ntz"}
     assert type_kinds(parse_type("date")) == {"date"}
+
+
+def test_spark_s_arrow_export_of_a_variant_is_refused_at_any_depth() -> None:
+    # What pyspark's toArrow() gives for parse_json(...): two binaries, the marker in the field metadata.
+    variant = pa.struct(
+        [pa.field("metadata", pa.binary(), metadata={"variant": "true"}), pa.field("value", pa.binary())]
+    )
+    for t, shown in ((variant, "'v'"), (pa.list_(variant), r"'v\[\]'"), (pa.struct([("x", variant)]), r"'v\.x'")):
+        with pytest.raises(HashError, match=rf"{shown} of type .*: a Spark variant"):
+            type_name(t, "v")
+    # the same struct without the marker is two binaries like any other
+    plain = pa.struct([("metadata", pa.binary()), ("value", pa.binary())])
+    assert type_name(plain, "v") == 'struct<"metadata":binary,"value":binary>'

@@ -134,3 +134,12 @@ def test_types_the_spec_does_not_cover_are_refused_on_every_spark_engine(spark):
         if suffix:
             assert path in text, (path, text)
     assert built >= 8  # the intervals, void and variant at least
+
+
+def test_a_variant_spark_hands_over_as_arrow_is_refused_by_the_twin(spark):
+    # The jar and the jar-free path refuse variant (above); Spark's own Arrow export of it must not slip past the twin.
+    if not hasattr(spark.createDataFrame([(1,)], "a int"), "toArrow"):
+        pytest.skip("DataFrame.toArrow() arrived in pyspark 4.0")
+    df = spark.sql("""SELECT 1 AS id, parse_json('{"a": 1}') AS v""")
+    with pytest.raises(HashError, match=r"'v' of type .*: a Spark variant"):
+        hash_frame(df.toArrow())

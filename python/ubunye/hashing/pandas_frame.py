@@ -84,7 +84,8 @@ def _object_array(series: pd.Series, name: str) -> pa.Array:
     if kind == "decimal":
         return pa.array(values, _decimal_type(present, name))
     if kinds <= {dict} or all(isinstance(v, (list, tuple, np.ndarray)) for v in present):
-        _check_nested(present, name, series.dtype)
+        if _check_nested(present, name, series.dtype):
+            values = [_none_for_missing(v) for v in values]
         try:
             nested = pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
@@ -190,14 +191,16 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-def _check_nested(present: list[object], name: str, dtype: object) -> None:
+def _check_nested(present: list[object], name: str, dtype: object) -> bool:
     """Section 7 for the lists and dicts of an object column, at any depth: every place (a dict key, a list's
     items) holds one kind of value, and a dict's keys are str. Arrow's inference would otherwise make them one,
     losing what told them apart: a datetime and a date at one place both a date (the time of day dropped), str
     and bytes both bytes, the keys b"a" and "a" one key (one value dropped). Integers and floats at one place are
     all doubles, as Arrow reads them (JSON's 10 and 10.5), unless an integer there is beyond 2**53, which a
     double would round. A set has no order, so as a list it would hash in the order of this process's string
-    hashing: refused, as at the top. Missing values (None, NaN, NA, NaT) take any place."""
+    hashing: refused, as at the top. Missing values (None, NaN, NA, NaT) take any place. True when pandas' NA or
+    NaT is among them (Arrow takes only None as a null inside a list or dict: :func:`_none_for_missing`)."""
+    pandas_missing = False
     seen: dict[tuple[str, ...], tuple[str, object]] = {}
     floats: set[tuple[str, ...]] = set()
     big: dict[tuple[str, ...], object] = {}  # an integer beyond 2**53 at each place that has one
@@ -205,7 +208,10 @@ def _check_nested(present: list[object], name: str, dtype: object) -> None:
     stack: list[tuple[object, tuple[str, ...]]] = [(v, ()) for v in present]
     while stack:
         value, place = stack.pop()
-        if value is None or value is pd.NA or value is pd.NaT:
+        if value is pd.NA or value is pd.NaT:
+            pandas_missing = True
+            continue
+        if value is None:
             continue
         if isinstance(value, set | frozenset):
             msg = f"{_shown(name, place)!r} holds a {type(value).__name__}, which has no order; use a sorted list"
@@ -240,6 +246,20 @@ def _check_nested(present: list[object], name: str, dtype: object) -> None:
             "makes of them all it would be rounded (section 7); make them one kind"
         )
         raise _fail(name, dtype, msg)
+    return pandas_missing
+
+
+def _none_for_missing(value: object) -> object:
+    """``value`` with pandas' NA and NaT inside its lists and dicts made None, the null Arrow takes there."""
+    if value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, dict):
+        return {k: _none_for_missing(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_none_for_missing(v) for v in value)
+    if isinstance(value, list) or (isinstance(value, np.ndarray) and value.dtype.kind == "O"):
+        return [_none_for_missing(v) for v in value]
+    return value
 
 
 def _number(

@@ -97,10 +97,20 @@ def _check_value(value: object, tree: TypeTree, path: str, tname: str) -> None:
     column and the field inside it as section 11 writes it."""
     if value is None:
         return
+    if tree in ("timestamp", "timestamp_ntz", "date") and isinstance(value, int | float | np.integer | np.floating):
+        # pyarrow takes a number as a count of days or microseconds (5.5 truncated to 5): a unit guessed
+        kind = "a date" if tree == "date" else "a datetime"
+        raise _refuse(path, tname, f"{value!r} is a number, not {kind}: its unit and epoch would be guessed")
     if tree in ("timestamp", "timestamp_ntz"):
         if isinstance(value, dt.datetime) and (value.tzinfo is None) == (tree == "timestamp"):
             want = "time-zone aware" if tree == "timestamp" else "naive (wall-clock)"
             why = f"{value!r} is not {want}; a backend must say which instant it means (docs/rows-v1.md section 5.3)"
+            raise _refuse(path, tname, why)
+        if getattr(value, "nanosecond", 0):  # a pandas Timestamp: Arrow would drop its nanoseconds
+            why = (
+                f"{value!r} has a non-zero sub-microsecond part; rows-v1 timestamps have microsecond precision "
+                "(docs/rows-v1.md section 5.3). Floor it first, e.g. value.floor('us')"
+            )
             raise _refuse(path, tname, why)
         return
     if tree in _INTS:
@@ -127,6 +137,9 @@ def _check_value(value: object, tree: TypeTree, path: str, tname: str) -> None:
         return
     if isinstance(tree, str) or tree[0] == "decimal" or not isinstance(value, Iterable):
         return  # a list, map or struct value that is not one fails to build as Arrow, naming its column
+    if isinstance(value, set | frozenset) and tree[0] in ("list", "struct"):
+        # no order: as a list or a struct's values it would hash in the order of this process's string hashing
+        raise _refuse(path, tname, f"{value!r} is a {type(value).__name__}, which has no order; give a sorted list")
     if tree[0] == "list":
         if isinstance(value, str | bytes):  # a sequence to Python, but one text, not a list of its characters
             raise _refuse(path, tname, f"{value!r} is a {type(value).__name__}, not a list")

@@ -237,8 +237,9 @@ def _micros(arr: pa.Array, path: str) -> np.ndarray:
     if t.unit != "ns":
         # Seconds and milliseconds far from the epoch have no microsecond count in 64 bits (Spark's range): numpy's
         # product would wrap to another instant.
+        # Two comparisons, not np.abs: the absolute value of -2**63 wraps to itself (and its product to 0, the epoch).
         limit = (2**63 - 1) // _US_PER_UNIT[t.unit]
-        far = (np.abs(raw) > limit) & arr.is_valid().to_numpy(zero_copy_only=False)
+        far = ((raw > limit) | (raw < -limit)) & arr.is_valid().to_numpy(zero_copy_only=False)
         if far.any():
             i = int(np.flatnonzero(far)[0])
             msg = (

@@ -237,6 +237,9 @@ def _arrow_name(t: pa.DataType, column: str, path: str) -> str:
         return f"map<{key},{_arrow_name(t.item_type, column, path + '{value}')}>"
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or is_list_view(t):
         return f"list<{_arrow_name(t.value_type, column, path + '[]')}>"
+    if pa.types.is_struct(t) and _is_spark_variant(t):
+        why = "a Spark variant (Arrow: its metadata and value bytes) is not a rows-v1 type; make it text (to_json)"
+        raise _unsupported(column, path, t, why)
     if pa.types.is_struct(t):
         fields = [(t.field(i).name, t.field(i).type) for i in range(t.num_fields)]
         check_unique([n for n, _ in fields], column, path)
@@ -248,6 +251,12 @@ def _arrow_name(t: pa.DataType, column: str, path: str) -> str:
     if pa.types.is_time(t):
         raise _unsupported(column, path, t, "time-of-day is not a rows-v1 type")
     raise _unsupported(column, path, t, "not a rows-v1 type")
+
+
+def _is_spark_variant(t: pa.StructType) -> bool:
+    """Spark's Arrow export of a ``variant`` (``df.toArrow()``): a struct whose binary fields carry the field
+    metadata ``variant: true``. Section 11 refuses variant; as a struct of two binaries it would be hashed."""
+    return any((t.field(i).metadata or {}).get(b"variant") == b"true" for i in range(t.num_fields))
 
 
 def schema_string(schema: pa.Schema) -> str:
