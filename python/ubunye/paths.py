@@ -198,11 +198,18 @@ def _not_a_dataset(path: Path) -> str | None:
     visible folder of another name (``notes/``, another dataset) is no part of an output, and no reader reads it
     as one (docs/tasks-and-records.md, "Inputs are not guessed"), so it is not deleted silently.
     """
-    for entry in _entries(path):
-        if _is_visible_dir(entry) and not is_hidden(entry.name) and "=" not in entry.name:
-            return (
-                f"holds the folder {entry.name!r}, which is not a partition (name=value): an overwrite would delete it"
-            )
+    # Partitions nest (a=1/b=2/): a folder of another name at any depth inside them is deleted alike.
+    stack: list[tuple[Path, str]] = [(path, "")]
+    while stack:
+        folder, shown = stack.pop()
+        for entry in _entries(folder):
+            if not _is_visible_dir(entry) or is_hidden(entry.name):
+                continue
+            name = shown + entry.name
+            if "=" not in entry.name:
+                return f"holds the folder {name!r}, which is not a partition (name=value): an overwrite would delete it"
+            if not entry.is_symlink():  # a link is deleted, not what it points to (and may point back up)
+                stack.append((Path(entry.path), name + "/"))
     return None
 
 

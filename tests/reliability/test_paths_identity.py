@@ -350,6 +350,14 @@ def test_an_overwrite_of_a_folder_holding_other_folders_is_refused(uc: Path) -> 
     refused_keeping_every_file(uc, output_task(uc, "data/out"), "holds the folder 'notes', which is not a partition")
 
 
+@pytest.mark.parametrize("inside", ["k=1/notes", "a=1/b=2/notes"])
+def test_an_overwrite_of_a_partition_holding_other_folders_is_refused(uc: Path, inside: str) -> None:
+    # the folder was looked for beside the partitions only: one inside a partition was deleted without a word
+    (uc / "data" / "out" / inside).mkdir(parents=True)
+    (uc / "data" / "out" / inside / "keep.txt").write_text("not ubunye data")
+    refused_keeping_every_file(uc, output_task(uc, "data/out"), f"holds the folder {inside!r}, which is not a partition")
+
+
 def test_an_overwrite_replaces_partitions_and_hidden_folders(uc: Path) -> None:
     for name in ("k=1", "_k=2", "_temporary", ".cache"):
         (uc / "data" / "out" / name).mkdir(parents=True)
