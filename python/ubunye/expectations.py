@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,9 @@ VIEW = "ubunye_target"
 def _literal(value: object, engine: Engine[Any]) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and not math.isfinite(value):
+        # repr gives inf / nan, which SQL reads as a column name (the rule passed, or failed to bind)
+        raise TypeError(f"value {value!r} is not a finite number: SQL has no literal for it; use an expression rule")
     if isinstance(value, int | float):
         return repr(value)
     text = str(value)

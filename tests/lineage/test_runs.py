@@ -502,6 +502,21 @@ def test_accepted_values_of_only_null_refuses_every_value_on_spark(spark):
     assert _only_null_accepted(spark.createDataFrame(pd.DataFrame(ROWS)), "spark", spark) == (False, 2)
 
 
+@pytest.mark.parametrize("engine_name", ["pandas", "polars"])
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_accepted_values_that_sql_has_no_literal_for_fail_the_rule(engine_name, value):
+    # repr(inf) in the SQL named a column: a frame holding a column 'inf' passed a rule its values break
+    from ubunye import expectations as expect
+    from ubunye.config.model import Expectations
+    from ubunye.engines import get_engine
+
+    rows = {"v": [1.0, 2.0], "inf": [1.0, 2.0], "nan": [1.0, 2.0]}
+    frame = pd.DataFrame(rows) if engine_name == "pandas" else pytest.importorskip("polars").DataFrame(rows)
+    rule = Expectations("outputs.o", {"accepted_values": {"v": [value, 1.0]}})
+    (result,) = expect.check(rule, frame, get_engine(engine_name))
+    assert result.passed is False and "not a finite number" in (result.error or ""), result
+
+
 # --- an exception with no message ------------------------------------------------------------------------------------
 
 SILENT = """

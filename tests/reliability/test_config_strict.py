@@ -206,6 +206,12 @@ TYPE_CASES = [
     ("unique-nested", GOOD + "  expectations: {out: {unique: [[a, [b]]]}}\n", "CONFIG.expectations.out.unique[0][1]"),
     ("accepted-empty", GOOD + "  expectations: {out: {accepted_values: {a: []}}}\n", "accepted_values.a: is empty"),
     ("accepted-nested", GOOD + "  expectations: {out: {accepted_values: {a: [[1]]}}}\n", "accepted_values.a[0]"),
+    (
+        "accepted-inf",
+        GOOD + "  expectations: {out: {accepted_values: {a: [1, .inf]}}}\n",
+        "accepted_values.a[1]: is inf",
+    ),
+    ("accepted-nan", GOOD + "  expectations: {out: {accepted_values: {a: [.nan]}}}\n", "accepted_values.a[0]: is nan"),
     ("expression-number", GOOD + "  expectations: {out: {expression: 3}}\n", "CONFIG.expectations.out.expression"),
     (
         "hash-inputs-string",

@@ -355,7 +355,9 @@ def test_an_overwrite_of_a_partition_holding_other_folders_is_refused(uc: Path, 
     # the folder was looked for beside the partitions only: one inside a partition was deleted without a word
     (uc / "data" / "out" / inside).mkdir(parents=True)
     (uc / "data" / "out" / inside / "keep.txt").write_text("not ubunye data")
-    refused_keeping_every_file(uc, output_task(uc, "data/out"), f"holds the folder {inside!r}, which is not a partition")
+    refused_keeping_every_file(
+        uc, output_task(uc, "data/out"), f"holds the folder {inside!r}, which is not a partition"
+    )
 
 
 def test_an_overwrite_replaces_partitions_and_hidden_folders(uc: Path) -> None:

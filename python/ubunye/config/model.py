@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -249,6 +250,10 @@ def _check_rules(path: Path, key: str, rules: dict[str, object]) -> None:
                 raise check.fail(path, f"{key}.accepted_values.{col}", msg)
             for i, v in enumerate(values):
                 check.scalar(path, f"{key}.accepted_values.{col}[{i}]", v, null=True)
+                if isinstance(v, float) and not math.isfinite(v):  # YAML's .inf / .nan: SQL has no literal for it
+                    msg = f"is {v}, which SQL has no literal for (it would be read as a column named {str(v)!r}); "
+                    msg += "check it with an expression rule instead, e.g. NOT isnan(col)"
+                    raise check.fail(path, f"{key}.accepted_values.{col}[{i}]", msg)
     if "expression" in rules:
         exprs = rules["expression"]
         if exprs == []:
