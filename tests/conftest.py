@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
 
 from tests.optional import HAVE_POLARS, NO_POLARS
 from ubunye.testing.vectors import load_vectors
@@ -30,9 +29,16 @@ VECTORS = load_vectors(VECTOR_DIR)
 # one commit and fails on the next for an example no one had drawn before blocks unrelated work. Drawing fresh
 # examples finds defects the fixed ones miss, so it has a target of its own: `make fuzz` (--hypothesis-profile
 # explore, more examples). derandomize takes each test's examples from a hash of the test itself.
-settings.register_profile("gate", derandomize=True, database=None, print_blob=True)
-settings.register_profile("explore", derandomize=False, database=None, print_blob=True)
-settings.load_profile("gate")
+# The Spark-lines and Databricks-stack venvs hold pyspark, pytest and the package only: their tier has no
+# generated tests, and this file is loaded there too.
+try:
+    from hypothesis import settings
+except ImportError:
+    pass
+else:
+    settings.register_profile("gate", derandomize=True, database=None, print_blob=True)
+    settings.register_profile("explore", derandomize=False, database=None, print_blob=True)
+    settings.load_profile("gate")
 
 #: The fixtures that need a JVM or the ubunye jar.
 SPARK_FIXTURES = frozenset({"spark", "spark_child_env", "ubunye_jar"})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class UbunyeError(Exception):
     """Base of every error Ubunye raises for bad input or an impossible request."""
@@ -48,3 +50,40 @@ class ExpectationError(TaskError):
 
 class RecordError(UbunyeError):
     """A stored run record cannot be loaded (corrupt JSON, a newer record_version); the message names the path."""
+
+
+#: Where a native backtrace starts in an exception's message: deltalake (Rust) appends one when RUST_BACKTRACE is
+#: set, frame by frame ("   0: <unknown>", "  12: PyObject_Vectorcall") or after anyhow's "Stack backtrace:".
+_BACKTRACE = re.compile(r"\n(?:Stack backtrace:| {2,}\d+: )")
+
+
+def without_backtrace(text: str) -> str:
+    """``text`` up to the native backtrace a library written in Rust may append to its message (pages of frames
+    and build paths, one line of the CLI).
+
+    Example:
+        >>> without_backtrace("Invalid data type: Float16\\n   0: <unknown>\\n  10: PyObject_Vectorcall")
+        'Invalid data type: Float16'
+    """
+    found = _BACKTRACE.search(text)
+    return text[: found.start()].rstrip() if found else text
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception for a record or an error line (:func:`without_backtrace`), never raising:
+    an exception whose ``str()`` raises (user code) is named by its type, so reporting it cannot become a second
+    failure that stops the run's end.
+
+    Example:
+        >>> class Odd(Exception):
+        ...     def __str__(self):
+        ...         raise ValueError
+        >>> error_text(OSError("disk full")), error_text(Odd()), error_text(MemoryError())
+        ('OSError: disk full', 'Odd (its message could not be read: ValueError)', 'MemoryError')
+    """
+    kind = type(exc).__name__
+    try:
+        text = without_backtrace(str(exc))
+    except Exception as err:
+        return f"{kind} (its message could not be read: {type(err).__name__})"
+    return f"{kind}: {text}" if text.strip() else kind

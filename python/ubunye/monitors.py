@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ubunye.exceptions import ConfigError
+from ubunye.exceptions import ConfigError, error_text
 from ubunye.lineage.openlineage import OpenLineageMonitor
 from ubunye.lineage.recorder import RUN_RECORDS, LineageRecorder
 
@@ -81,25 +81,6 @@ def is_essential(monitor: object) -> bool:
         return bool(getattr(monitor, "essential", False))
     except Exception:
         return False
-
-
-def error_text(exc: BaseException) -> str:
-    """``Type: message`` of an exception, never raising: an exception whose ``str()`` raises (user code) is named
-    by its type, so reporting it cannot become a second failure that stops the run's end.
-
-    Example:
-        >>> class Odd(Exception):
-        ...     def __str__(self):
-        ...         raise ValueError
-        >>> error_text(OSError("disk full")), error_text(Odd())
-        ('OSError: disk full', 'Odd (its message could not be read: ValueError)')
-    """
-    kind = type(exc).__name__
-    try:
-        text = str(exc)
-    except Exception as err:
-        return f"{kind} (its message could not be read: {type(err).__name__})"
-    return f"{kind}: {text}" if text.strip() else kind
 
 
 def accepted_kwargs(func: Callable[..., object], kwargs: dict[str, Any]) -> dict[str, Any]:

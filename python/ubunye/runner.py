@@ -25,7 +25,16 @@ from ubunye.config import IOConfig, TaskConfig, load_config
 from ubunye.context import RunContext, RunOptions, new_run_id, utc_now
 from ubunye.engines import Engine, get_engine, local_path, location
 from ubunye.engines.locks import output_lock
-from ubunye.exceptions import ConfigError, EngineError, ExpectationError, RunInterrupted, TaskError, UbunyeError
+from ubunye.exceptions import (
+    ConfigError,
+    EngineError,
+    ExpectationError,
+    RunInterrupted,
+    TaskError,
+    UbunyeError,
+    error_text,
+    without_backtrace,
+)
 from ubunye.interrupts import Interrupted, SignalGuard
 from ubunye.interrupts import describe as interruption
 from ubunye.lineage.profiles import profile_fields
@@ -34,7 +43,7 @@ from ubunye.lineage.recorder import LineageRecorder, current_run
 from ubunye.lineage.redact import mask_text, remember_secrets
 from ubunye.lineage.secrets import secret_values
 from ubunye.lineage.store import RecordStore, RecordURL
-from ubunye.monitors import accepted_kwargs, build_monitors, call_monitor, error_text, is_essential, monitor_name
+from ubunye.monitors import accepted_kwargs, build_monitors, call_monitor, is_essential, monitor_name
 from ubunye.paths import check_outputs, check_schemes, check_task_dir, check_template_vars, task_folder
 from ubunye.spark.errors import spark_reason
 from ubunye.task import load_task_class
@@ -145,13 +154,13 @@ def _hash_into(
             except ProfileOptionError:
                 raise
             except Exception as exc:
-                record.profile_error = f"{type(exc).__name__}: {exc}"
+                record.profile_error = error_text(exc)
     except ProfileOptionError as exc:  # the config's key names no column of the frame: the user's to fix
         raise ConfigError(f"{where}: {exc}") from None
     try:
         h = h or engine.hash(frame)
     except Exception as exc:  # honest failure: no data hash, and why; never the schema hash instead
-        record.data_hash, record.hash_error = None, f"{type(exc).__name__}: {exc}"
+        record.data_hash, record.hash_error = None, error_text(exc)
         return
     record.row_count, record.data_hash, record.schema_hash = h.row_count, h.data_hash, h.schema_hash
     record.schema, record.hash_method = h.schema, h.hash_method
@@ -171,7 +180,7 @@ def _hash_table(record: DatasetRecord, engine: Engine[Any], io: IOConfig, table:
     except ProfileOptionError:
         raise
     except Exception as exc:  # e.g. deltalake cannot open a dbfs: path Spark reads: the frame read is hashed whole
-        reason = f"{type(exc).__name__}: {exc}"
+        reason = error_text(exc)
         log.info("input %r: hashed in full, not from per-file sums: %s", io.name, reason)
         record.hash_mode, record.hash_reason = "full", reason
         return None
@@ -470,7 +479,7 @@ def _why(failure: BaseException) -> str:
     try:
         # A py4j error's own text is a line saying nothing and pages of JVM stack: its innermost cause instead
         java = getattr(failure, "java_exception", None) is not None
-        text = interruption(failure) or (spark_reason(failure) if java else str(failure))
+        text = interruption(failure) or (spark_reason(failure) if java else without_backtrace(str(failure)))
     except Exception as exc:
         return f"{type(failure).__name__} (its message could not be read: {type(exc).__name__})"
     return text if text.strip() else type(failure).__name__

@@ -461,3 +461,41 @@ def test_diff_of_runs_sharing_no_output_says_so(tmp_path: Path) -> None:
     assert len(files) == 2
     message = refused(invoke("diff", files[0], files[1]), "share no output", ": o;", ": other)")
     assert "hash differs" not in message
+
+
+# --- a native backtrace is not a message --------------------------------------------------------------------------
+
+FLOAT16 = """
+import numpy as np
+import pandas as pd
+from ubunye import Task
+
+class T(Task):
+    def transform(self, sources):
+        return {"o": pd.DataFrame({"h": np.array([1.5], dtype=np.float16)})}
+"""
+
+
+def test_a_delta_error_under_rust_backtrace_is_one_line_without_frames(tmp_path: Path) -> None:
+    # deltalake appends its Rust backtrace to the message when RUST_BACKTRACE is set (read once per process, so a
+    # process of its own): the CLI line and the record held pages of frames and build paths
+    config = (
+        "ENGINE: {backend: pandas}\nCONFIG:\n  outputs:\n    o: {format: delta, path: data/o}\n  monitors: [lineage]\n"
+    )
+    root = task(tmp_path / "uc", config)
+    (root / "u" / "p" / "t" / "transformations.py").write_text(FLOAT16)
+    cli = [str(Path(sys.executable).parent / "ubunye")]
+    env = {**os.environ, "RUST_BACKTRACE": "1"}
+    done = subprocess.run(
+        [*cli, "run", "-d", str(root), "-u", "u", "-p", "p", "-t", "t"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr  # a failed run exits 2
+    line = done.stderr.strip()
+    assert "Float16" in line and "<unknown>" not in line and "Vectorcall" not in line, line
+    (record,) = (root / ".ubunye" / "lineage" / "u" / "p" / "t").glob("*.json")
+    message = json.loads(record.read_text())["error"]["message"]
+    assert "Float16" in message and "\n" not in message and "<unknown>" not in message, message

@@ -28,7 +28,7 @@ from ubunye.engines._io import (
 from ubunye.engines.delta import read_table
 from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions, refuse_compression
 from ubunye.engines.paths import local_path
-from ubunye.exceptions import EngineError
+from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.dictionaries import decode_column
 
 if TYPE_CHECKING:
@@ -294,7 +294,7 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
             msg = f"input {io.name!r}: cannot read {io.format} at {path}: {exc}"
             raise EngineError(msg) from exc
         except Exception as exc:  # deltalake raises its own errors (TableNotFoundError...)
-            msg = f"input {io.name!r}: cannot read {io.format} at {path}: {type(exc).__name__}: {exc}"
+            msg = f"input {io.name!r}: cannot read {io.format} at {path}: {error_text(exc)}"
             raise EngineError(msg) from exc
 
     def _read_files(self, io: IOConfig, path: str) -> pa.Table:

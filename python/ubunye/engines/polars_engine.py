@@ -37,7 +37,7 @@ from ubunye.engines._io import (
 from ubunye.engines.delta import read_table, timestamp_of
 from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions, refuse_compression
 from ubunye.engines.paths import local_path
-from ubunye.exceptions import EngineError
+from ubunye.exceptions import EngineError, error_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -492,7 +492,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         except EngineError:
             raise
         except Exception as exc:  # polars and deltalake raise their own error types
-            msg = f"input {io.name!r}: cannot read {io.format} at {path}: {type(exc).__name__}: {exc}"
+            msg = f"input {io.name!r}: cannot read {io.format} at {path}: {error_text(exc)}"
             raise EngineError(msg) from exc
 
     def _read_files(self, io: IOConfig, path: str) -> pl.DataFrame:

@@ -45,7 +45,7 @@ import pyarrow as pa
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import local_path, refuse_reserved, sibling, siblings, unique
 from ubunye.engines.swap import discard, fsync_dir, fsync_tree, recover, swap_in
-from ubunye.exceptions import EngineError, HashError
+from ubunye.exceptions import EngineError, HashError, error_text
 from ubunye.hashing.types import type_name
 
 if TYPE_CHECKING:
@@ -430,7 +430,7 @@ def write_error(io: IOConfig, where: str, exc: Exception, hook: CommitHook) -> B
         return hook.raised
     if isinstance(exc, EngineError):
         return exc
-    return EngineError(f"output {io.name!r}: cannot write {io.format} to {where}: {type(exc).__name__}: {exc}")
+    return EngineError(f"output {io.name!r}: cannot write {io.format} to {where}: {error_text(exc)}")
 
 
 def refuse_remote_overwrite(io: IOConfig, where: str) -> None:
