@@ -61,6 +61,10 @@ def task_folder(usecase_dir: str | Path, usecase: object, package: object, task:
         ...
         ubunye.exceptions.ConfigError: task '..' is not a plain folder name (no separator, leading '.' or control ...
     """
+    fspath = os.fspath(usecase_dir) if isinstance(usecase_dir, os.PathLike) else usecase_dir
+    if not isinstance(fspath, str) or not fspath.strip():
+        shown = f"{type(usecase_dir).__name__} {usecase_dir!r}"[:200]
+        raise ConfigError(f"usecase folder: expected a path (str or os.PathLike), got {shown}")
     names = [plain_name("usecase", usecase), plain_name("package", package), plain_name("task", task)]
     try:  # a leading ~ is the home folder, as for run_task's task folder
         root = home_expanded(usecase_dir)

@@ -813,6 +813,8 @@ def run_task(
     """
     if options is None:
         options = RunOptions.resolve(lineage=lineage, records=records, storage_options=storage_options)
+    elif not isinstance(options, RunOptions):
+        raise ConfigError(_NOT_OPTIONS.format(f"{type(options).__name__} {options!r}"[:200]))
     elif any(given is not None for given in (lineage, records, storage_options)):
         msg = "run_task takes options= or lineage=/records=/storage_options=, not both"
         raise UbunyeError(msg)
@@ -822,6 +824,9 @@ def run_task(
     options, chosen = build_monitors(ctx, options, monitors)
     _check_records_root(ctx, options.store)
     return execute(ctx, chosen, options)
+
+
+_NOT_OPTIONS = "options: expected a RunOptions (RunOptions.resolve(lineage=True, ...)) or None, got {}"
 
 
 def _check_records_root(ctx: RunContext, store: RecordStore | None) -> None:
@@ -876,6 +881,8 @@ def run_pipeline(
     if kwargs.get("options") is None:
         wanted = {k: kwargs.pop(k, None) for k in ("lineage", "records", "storage_options")}
         kwargs["options"] = RunOptions.resolve(**wanted)
+    elif not isinstance(kwargs["options"], RunOptions):
+        raise ConfigError(_NOT_OPTIONS.format(f"{type(kwargs['options']).__name__} {kwargs['options']!r}"[:200]))
     # Every task folder is checked before the first runs: a typo in the third must not leave two runs done.
     if "monitors" in kwargs:  # a list once, not a generator each task would find used up after the first
         kwargs["monitors"] = _check_monitors(kwargs["monitors"])

@@ -207,6 +207,11 @@ TYPE_CASES = [
     ("accepted-empty", GOOD + "  expectations: {out: {accepted_values: {a: []}}}\n", "accepted_values.a: is empty"),
     ("accepted-nested", GOOD + "  expectations: {out: {accepted_values: {a: [[1]]}}}\n", "accepted_values.a[0]"),
     (
+        "sep-and-delimiter",
+        GOOD.replace('"}', '", options: {sep: ";", delimiter: ","}}'),
+        "CONFIG.outputs.out.options: gives sep=';' and delimiter=','",
+    ),
+    (
         "accepted-inf",
         GOOD + "  expectations: {out: {accepted_values: {a: [1, .inf]}}}\n",
         "accepted_values.a[1]: is inf",

@@ -185,6 +185,22 @@ def test_arguments_of_the_wrong_type_are_named(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["uc"]
 
 
+def test_run_task_and_run_pipeline_name_wrong_options_and_usecase_folders(tmp_path: Path) -> None:
+    from ubunye import run_pipeline, run_task
+
+    uc = tmp_path / "uc"
+    folder = task(uc, "t")
+    # Before: AttributeError: 'dict' object has no attribute 'settle'; TypeError from os.fspath for the int
+    with pytest.raises(ConfigError, match=r"options: expected a RunOptions .* got dict \{'lineage': True\}"):
+        run_task(folder, engine="pandas", options={"lineage": True})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"options: expected a RunOptions .* got str 'lineage'"):
+        run_pipeline(uc, "shop", "daily", ["t"], engine="pandas", options="lineage")
+    for bad in (5, None, "", b"/tmp"):
+        with pytest.raises(ConfigError, match=r"usecase folder: expected a path \(str or os.PathLike\), got"):
+            run_pipeline(bad, "shop", "daily", ["t"], engine="pandas")  # type: ignore[arg-type]
+    assert not (uc / "data" / "t").exists() and not records(uc, "t")
+
+
 def test_monitors_from_a_generator_are_all_called(tmp_path: Path) -> None:
     seen: list[str] = []
 

@@ -144,15 +144,21 @@ def _io(path: Path, key: str, name: str, raw: object, output: bool) -> IOConfig:
     if twice:
         raise check.fail(path, f"{key}.partition_by", f"names {twice[0]!r} twice")
     profile, keys, buckets = _profile(path, key, value)
+    options = check.scalars(path, f"{key}.options", value.get("options"))
+    if "sep" in options and "delimiter" in options and str(options["sep"]) != str(options["delimiter"]):
+        msg = f"gives sep={options['sep']!r} and delimiter={options['delimiter']!r}, Spark's two names for one "
+        msg += "option (one would be ignored): give one"
+        raise check.fail(path, f"{key}.options", msg)
+    storage = check.mapping(path, f"{key}.storage_options", value.get("storage_options"))
     return IOConfig(
         name=name,
         format=fmt,
         path=location,
         table=table,
         mode=mode,
-        options=check.scalars(path, f"{key}.options", value.get("options")),
+        options=options,
         # A mapping whose values are left as written: fsspec takes nested ones (client_kwargs, headers).
-        storage_options=check.mapping(path, f"{key}.storage_options", value.get("storage_options")),
+        storage_options=storage,
         version=version,
         timestamp=timestamp,
         partition_by=partition_by,
