@@ -567,7 +567,12 @@ def _checkpoint(
         guard.hold()
     evidence = _evidence(ctx, options, run, "running", start, None)
     for m in monitors:
-        call_monitor(m, "task_checkpoint", **evidence)
+        try:
+            call_monitor(m, "task_checkpoint", **evidence)
+        except Exception as exc:  # only an essential monitor's: said as what it is, not as the data write's error
+            what = "could not write the checkpoint record" if isinstance(m, LineageRecorder) else "failed"
+            msg = f"the output was not committed (its previous data is as it was): monitor {monitor_name(m)} {what}"
+            raise EngineError(mask_text(f"{msg} before the commit: {error_text(exc)}")) from exc
 
 
 @dataclass

@@ -175,6 +175,27 @@ def test_a_monitor_failing_at_a_checkpoint_does_not_stop_the_commit(uc: Path, ca
     assert "monitor flaky failed in task_checkpoint: RuntimeError: checkpoint bug" in caplog.text
 
 
+def test_an_essential_monitor_failing_at_a_checkpoint_stops_the_commit_and_says_so(uc: Path) -> None:
+    from ubunye.exceptions import TaskError
+
+    class Ledger:  # an essential monitor whose checkpoint cannot be written (a full disk)
+        name = "ledger"
+        essential = True
+
+        def task_checkpoint(self, **_: object) -> None:
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(TaskError) as err:
+        run_task(uc / "shop/daily/revenue", dt=DT, monitors=[Ledger()], lineage=True)
+    # Before: "failed in write: [Errno 28] No space left on device", read as the data write's own error
+    message = str(err.value)
+    assert "failed in write: the output was not committed (its previous data is as it was): monitor ledger" in message
+    assert "before the commit: OSError: [Errno 28] No space left on device" in message, message
+    record = last(uc, "revenue")
+    assert record.status == "failed" and record.outputs[0].written is False
+    assert not (uc / "data/revenue" / DT).exists()  # the staged data was never swapped in
+
+
 def test_options_and_their_keywords_are_not_both_given(uc: Path) -> None:
     task = write_task(uc, "o", {"CONFIG": {"outputs": {"o": {"format": "parquet", "path": "data/o"}}}})
     with pytest.raises(UbunyeError, match="options= or lineage=/records=/storage_options=, not both"):
