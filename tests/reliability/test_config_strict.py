@@ -206,6 +206,8 @@ TYPE_CASES = [
     ("unique-nested", GOOD + "  expectations: {out: {unique: [[a, [b]]]}}\n", "CONFIG.expectations.out.unique[0][1]"),
     ("accepted-empty", GOOD + "  expectations: {out: {accepted_values: {a: []}}}\n", "accepted_values.a: is empty"),
     ("accepted-nested", GOOD + "  expectations: {out: {accepted_values: {a: [[1]]}}}\n", "accepted_values.a[0]"),
+    ("version-empty", 'VERSION: ""\n' + GOOD, "VERSION: is empty"),
+    ("version-escape", 'VERSION: "v1\\x1b[31m"\n' + GOOD, "VERSION: contains a control character (U+001B)"),
     (
         "sep-and-delimiter",
         GOOD.replace('"}', '", options: {sep: ";", delimiter: ","}}'),

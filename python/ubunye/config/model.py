@@ -345,7 +345,14 @@ def _version(path: Path, value: object) -> str:
         raise check.fail(path, "VERSION", f'a number ({value!r}) is not a version: quote it (VERSION: "1.10")')
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise check.expected(path, "VERSION", "a string or a number", value)
-    return str(value)
+    text = str(value)
+    # recorded as the task's version and shown by compare: not empty, nothing a terminal acts on or hides
+    if not text.strip():
+        raise check.fail(path, "VERSION", "is empty: give the task's version, or leave VERSION out")
+    odd = check.invisible(text)
+    if odd:
+        raise check.fail(path, "VERSION", f"contains {odd}")
+    return text
 
 
 def build(
