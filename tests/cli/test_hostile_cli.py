@@ -187,6 +187,8 @@ def test_a_record_file_that_is_not_there_is_named_as_a_file(ran: Path) -> None:
     # Was: "no run 'x.json' among the runs of */*/* under ...", as if it were a run id.
     refused(invoke("lineage", "show", ran / "missing.json", "-d", ran, "--json"), "no such record file")
     refused(invoke("lineage", "show", ran / "dir.json", "-d", ran, "--json"), "is a folder, not a record file")
+    os.mkfifo(ran / "pipe.json")  # there, but no file: it was said to be missing
+    refused(invoke("lineage", "show", ran / "pipe.json", "-d", ran, "--json"), "pipe.json: is not a regular file")
 
 
 # --- ~ and file:// where a folder or a record file is expected ----------------------------------------------------

@@ -102,11 +102,13 @@ def _record_file(ref: str) -> Path | None:
         return None
     path = args.local(ref, "RUN")
     try:
-        is_file, is_dir = path.is_file(), path.is_dir()
+        is_file, is_dir, exists = path.is_file(), path.is_dir(), path.exists()
     except OSError as exc:  # a name too long for the filesystem
         raise RecordError(f"{printable(ref)}: cannot open: {exc.strerror or exc}") from None
     if not is_file:
-        what = "is a folder, not a record file" if is_dir else "no such record file"
+        # a device or a pipe (/dev/zero, a fifo) is there but is no file: reading it would never end
+        other = "is not a regular file, not a record file" if exists else "no such record file"
+        what = "is a folder, not a record file" if is_dir else other
         msg = f"{printable(ref)}: {what} (a run is named by its id, a prefix of it, latest~N, or a record .json file)"
         raise RecordError(msg)
     return path
