@@ -76,6 +76,8 @@ _METHOD = "rows-v1"
 _SUFFIX = ".json.gz"
 #: The largest document read, compressed or not (100,000 files take about 15 MB of JSON).
 MAX_CACHE_BYTES = 512 * 1024 * 1024
+#: Seconds a profile part no document names is kept after it was last written or reused (_idle).
+_PART_GRACE = 600.0
 _MASK = (1 << 64) - 1
 _SEQUENCE_LOCK = threading.Lock()
 _last_sequence = 0
@@ -250,6 +252,8 @@ class FileSumsCache:
             if name not in kept:  # named by their digest: one already there holds these very bytes
                 self._check_size(parts_folder, data)
                 self._put(parts_folder, name, data)
+            else:  # reused: marked as in use, so a save running now does not take it for unused (_idle)
+                self._touch(parts_folder, name)
         self._write(folder, document)
         # Another run may have saved meanwhile, naming parts that were there before (so not written again by it):
         # its own are put back if this run's listing made them look unused, and no part a document still in the
@@ -262,7 +266,27 @@ class FileSumsCache:
         if named is None:  # a document that could not be read may name any part: none is deleted this time
             return
         for name in kept - set(parts) - named:
-            self._delete(parts_folder, name)
+            if self._idle(parts_folder, name):
+                self._delete(parts_folder, name)
+
+    def _touch(self, folder: str, name: str) -> None:
+        if self._local is not None:
+            try:
+                os.utime(self._local / folder / name)
+            except OSError:  # deleted meanwhile: the check after the document is written puts it back
+                pass
+
+    def _idle(self, folder: str, name: str) -> bool:
+        """Whether a part no document names may be deleted. Another save may have found it a moment ago, reused it
+        and not yet written the document naming it (which this save's listing then missed): a part used or written
+        within :data:`_PART_GRACE` is left for a later save. An object store's parts are not dated here: deleted
+        as before (a reader that then misses one hashes the table in full, and says why)."""
+        if self._local is None:
+            return True
+        try:
+            return time.time() - (self._local / folder / name).stat().st_mtime > _PART_GRACE
+        except OSError:
+            return False
 
     def _named_parts(self, folder: str) -> set[str] | None:
         """The parts the documents now in ``folder`` name; None when one of them could not be read."""
