@@ -224,14 +224,16 @@ def test_spark_csv_and_json_outputs_are_read_back_before_the_commit(spark, tmp_p
     assert sorted(pandas.read(io, tmp_path)["s"].tolist()) == ["a\nb", "x"]
 
 
+@pytest.mark.parametrize("mode", ["overwrite", "append"])
 @pytest.mark.parametrize("fmt", ["parquet", "delta"])
-def test_an_empty_string_partition_value_is_refused_on_spark(spark, tmp_path, fmt):
-    # Spark stores it as its null partition: it would read back as null
+@pytest.mark.parametrize(("value", "said"), [("", "an empty string"), ("__HIVE_DEFAULT_PARTITION__", "the text")])
+def test_a_partition_value_spark_stores_as_null_is_refused(spark, tmp_path, fmt, mode, value, said):
+    # Spark stores both as its null partition: they would read back as null (the append and Delta were let through)
     engine = SparkEngine(spark=spark)
-    io = IOConfig("o", format=fmt, path="o", partition_by=["p"])
+    io = IOConfig("o", format=fmt, path="o", partition_by=["p"], mode=mode)
     engine.write(spark.sql("SELECT 1 AS id, 'x' AS p"), io, tmp_path)
-    frame = spark.sql("SELECT 1 AS id, 'x' AS p UNION ALL SELECT 2, ''")
-    with pytest.raises(EngineError, match=r"output 'o': partition column 'p' holds an empty string"):
+    frame = spark.sql(f"SELECT 1 AS id, 'x' AS p UNION ALL SELECT 2, '{value}'")
+    with pytest.raises(EngineError, match=rf"output 'o': partition column 'p' holds {said}"):
         engine.write(frame, io, tmp_path)
     assert [tuple(r) for r in engine.read(io, tmp_path).collect()] == [(1, "x")]
 

@@ -249,15 +249,22 @@ def _refuse_empty_partition_values(spark: SparkSession, frame: DataFrame, io: IO
     text = [f.name for f in found_fields if isinstance(f.dataType, strings)]
     if not text:
         return
-    tests = [F.col(spark_identifier(c)) == F.lit("") for c in text]
+    # the text of the null partition itself is stored as that null too
+    nulls = ("", _HIVE_NULL)
+    tests = [F.col(spark_identifier(c)).isin(*nulls) for c in text]
     found = frame.where(reduce(lambda a, b: a | b, tests)).select(*[spark_identifier(c) for c in text]).first()
     if found is None:
         return
-    column = next(c for c, v in zip(text, found, strict=True) if v == "")
-    msg = f"output {io.name!r}: partition column {column!r} holds an empty string, which Spark stores as its null "
+    column, value = next((c, v) for c, v in zip(text, found, strict=True) if v in nulls)
+    what = "an empty string" if value == "" else f"the text {value!r}"
+    msg = f"output {io.name!r}: partition column {column!r} holds {what}, which Spark stores as its null "
     msg += "partition (it reads back as null, so the data would not be the frame the record hashes); nothing was "
     msg += "written: replace it (e.g. with a placeholder) or leave the column out of partition_by"
     raise EngineError(msg)
+
+
+#: The folder name Spark (and Delta's partition values) give a null partition value.
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _always_utc(zone: str) -> bool:
