@@ -352,3 +352,69 @@ def test_a_quote_in_a_spark_csv_value_reads_back_on_pandas(spark, tmp_path):
     io = IOConfig("o", format="csv", path="o")
     engine.write(frame.coalesce(1), io, tmp_path)
     assert sorted(get_engine("pandas").read(io, tmp_path)["s"].tolist()) == ["back\\slash", 'say "hi"']
+
+
+# --- writes into an existing table: nothing lost, nothing stored otherwise than the record says -----------------
+
+
+def _rows(spark, table):
+    return sorted(tuple(r) for r in spark.table(table).collect())
+
+
+def test_a_parquet_catalog_table_is_not_overwritten_but_appended_to_with_its_own_types(spark, tmp_path):
+    # Spark's saveAsTable overwrite dropped a parquet table before writing: a failed job left no table at all
+    engine = SparkEngine(spark=spark)
+    table = "default.ubunye_keep_me"
+    spark.sql(f"CREATE TABLE {table} (a INT, c CHAR(5)) USING parquet")
+    try:
+        spark.sql(f"INSERT INTO {table} VALUES (1, 'x')")
+        same_types = spark.sql("SELECT 2 AS a, CAST('y' AS STRING) AS c")
+        with pytest.raises(EngineError, match=rf"cannot overwrite the parquet catalog table {table} safely"):
+            engine.write(same_types, IOConfig("o", table=table), tmp_path)
+        refusals = [
+            ("SELECT 2.7D AS a, 'y' AS c", r"its column 'a' is int but the frame's is double \(Spark would cast"),
+            ("SELECT 2 AS a, 'y' AS c", r"its column 'c' is char\(5\), which Spark pads with spaces"),
+            ("SELECT 2 AS a", r"its column 'c' is not in the frame \(it would be stored as null\)"),
+            ("SELECT 2 AS A, 'y' AS c", r"its column 'a' is not in the frame \(the frame names it 'A'\)"),
+            ("SELECT 2 AS a, 'y' AS c, 3 AS d", r"the frame's column 'd' is not one of its columns"),
+        ]
+        for sql, why in refusals:
+            with pytest.raises(EngineError, match=rf"output 'o': cannot write to the catalog table {table}: {why}"):
+                engine.write(spark.sql(sql), IOConfig("o", table=table, mode="append"), tmp_path)
+        with pytest.raises(EngineError, match=rf"the catalog table {table} is parquet, but the config says format"):
+            engine.write(same_types, IOConfig("o", format="delta", table=table, mode="append"), tmp_path)
+        assert _rows(spark, table) == [(1, "x    ")]
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_a_delta_catalog_table_written_without_a_format_stays_delta(spark, tmp_path):
+    engine = SparkEngine(spark=spark)
+    table = "default.ubunye_stays_delta"
+    spark.sql(f"CREATE TABLE {table} (a BIGINT) USING delta")
+    try:
+        engine.write(spark.sql("SELECT 1L AS a"), IOConfig("o", table=table), tmp_path)  # overwrite: a new version
+        engine.write(spark.sql("SELECT 2L AS a"), IOConfig("o", table=table, mode="append"), tmp_path)
+        provider = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Provider'").first()
+        assert provider.data_type.lower() == "delta" and _rows(spark, table) == [(1,), (2,)]
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_a_delta_append_stores_the_frame_s_rows_or_is_refused(spark, tmp_path):
+    engine = SparkEngine(spark=spark)
+    path = str(tmp_path / "d")
+    spark.sql(f"CREATE TABLE delta.`{path}` (a BIGINT, c STRING, g BIGINT GENERATED ALWAYS AS (a * 2)) USING delta")
+    io = IOConfig("o", format="delta", path=path, mode="append")
+    engine.write(spark.sql("SELECT 1L AS a, 'x' AS c"), io, tmp_path)  # g is Delta's to fill
+    for sql, why in [
+        ("SELECT 2L AS A, 'y' AS c", r"its column 'a' is not in the frame \(the frame names it 'A'\)"),
+        ("SELECT 2 AS a, 'y' AS c", r"its column 'a' is bigint but the frame's is int \(Spark would cast"),
+        ("SELECT 2L AS a, 'y' AS c, 3 AS d", r"the frame's column 'd' is not one of its columns"),
+    ]:
+        with pytest.raises(EngineError, match=rf"output 'o': cannot write to the Delta table at {path}: {why}"):
+            engine.write(spark.sql(sql), io, tmp_path)
+    merging = IOConfig("o", format="delta", path=path, mode="append", options={"mergeSchema": "true"})
+    engine.write(spark.sql("SELECT 2L AS a, 'y' AS c, 3 AS d"), merging, tmp_path)  # a new column, asked for
+    got = sorted(tuple(r) for r in spark.read.format("delta").load(path).collect())
+    assert got == [(1, "x", 2, None), (2, "y", 4, 3)]

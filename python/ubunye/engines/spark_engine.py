@@ -24,6 +24,7 @@ from ubunye.engines.inputs import check_alike, column_paths, csv_header, data_fi
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
 from ubunye.engines.spark_read_back import check_partition_values, check_read_back, partition_columns, refuse_drift
+from ubunye.engines.spark_tables import check_catalog_write, check_delta_append
 from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
 from ubunye.exceptions import EngineError, HashError, JarNotFoundError, UbunyeError
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
@@ -647,11 +648,16 @@ class SparkEngine:
             if io.format is not None:
                 writer = writer.format(io.format)
             if io.table is not None:
+                provider = check_catalog_write(self.spark, frame, io)
+                if io.format is None and provider is not None:  # the table's own, not the session's default
+                    writer = writer.format(provider)
                 hook()
                 with _micros_timestamps(self.spark, io):
                     writer.mode(io.mode).saveAsTable(io.table)
             elif io.format == "delta" or local is None:
                 with output_lock(str(local)) if local is not None else nullcontext():
+                    if io.format == "delta" and io.mode == "append":
+                        check_delta_append(self.spark, frame, io, where)
                     hook()
                     with _micros_timestamps(self.spark, io):
                         writer.mode(io.mode).save(where)
