@@ -454,7 +454,9 @@ def _spark_failures() -> Iterator[None]:
             raise  # not Spark's: our own defect, which must show as one
         # EngineError, not HashError: a HashError means "rows-v1 cannot hash these rows", which callers may pass
         # over (a csv output's read-back check does); a read that failed must fail what asked for it.
-        raise EngineError(f"Spark failed reading the rows to hash: {spark_reason(exc)}") from exc
+        raise EngineError(
+            f"Spark failed computing the rows to hash (reading them, or the query making them): {spark_reason(exc)}"
+        ) from exc
 
 
 def _reader_options(io: IOConfig) -> dict[str, str]:
