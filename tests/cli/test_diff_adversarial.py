@@ -236,6 +236,31 @@ def test_equal_data_hashes_with_differing_profiles_are_never_same_data(tmp_path)
     assert compare_records(a, same).summary == "same data"
 
 
+def test_a_type_change_alone_is_never_same_data(tmp_path):
+    # Buckets sum rows, not types: equal buckets, different data hashes. diff read no row, so said "same data".
+    ints = _frame([10, 20, 30])
+    a = _run(tmp_path, "a", ints, key=["id"], folder="shared")
+    b = _run(tmp_path, "b", ints.astype({"v": "int32"}), key=["id"], folder="other")
+    assert a.outputs[0].buckets.data == b.outputs[0].buckets.data and a.outputs[0].data_hash != b.outputs[0].data_hash
+    report = diff_runs(a, b)  # each at its own location: the type change is shown, every row read
+    assert not report.same and report.diff is not None and report.diff.types
+    assert report.note == "no bucket differs: every row is read and checked against its record"
+    # B overwrote A's location (the usual overwrite): A's data is gone, which is said, never "same data"
+    b_over = _run(tmp_path, "b", ints.astype({"v": "int32"}), key=["id"], folder="shared")
+    with pytest.raises(DiffError, match=r"run A .* is no longer what the run recorded .*int64"):
+        diff_runs(a, b_over)
+
+
+@pytest.mark.parametrize("side", ["A", "B"])
+def test_an_appended_output_is_not_diffed_against_its_record(tmp_path, side):
+    # An append's record hashes the rows it added; the location holds more: diff said "overwritten since"
+    a = _run(tmp_path, "a", _frame([1, 2]), key=["id"], folder="shared")
+    b = _run(tmp_path, "b", _frame([3, 4], ids=[3, 4]), key=["id"], folder="shared")
+    (a if side == "A" else b).outputs[0].mode = "append"
+    with pytest.raises(DiffError, match=rf"run {side} \(.*\) wrote outputs.o with mode: append: its record hashes"):
+        diff_runs(a, b)
+
+
 @pytest.mark.parametrize("first", [True, False], ids=["copy-first", "copy-last"])
 def test_a_dataset_named_twice_in_a_record_is_an_error_naming_file_and_field(tmp_path, first):
     """B lists output ``o`` twice, once with A's hash: compare said "same data" when the copy came last and diff

@@ -350,9 +350,17 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
         # Unknown: equal hashes, but the records' profiles say otherwise (a damaged record). Not comparable: equal
         # strings made by two hash methods, no evidence either way. The rows read are checked against each record.
         why, disagree = verdict.reason, verdict.data == UNKNOWN
+    for label, r, d in (("A", a, da), ("B", b, db)):
+        if d.mode == "append":  # its record hashes the rows it added; the location holds every run's rows
+            msg = f"run {label} ({printable(r.run_id)}) wrote {printable(name)} with mode: append: its record hashes "
+            msg += "the rows that run added, not the location, which holds other runs' rows too, so no row read "
+            msg += "there can be checked against it. Diff two tables as they are instead: ubunye diff --a PATH --b PATH"
+            raise DiffError(msg)
     key, n, wanted, note = _plan(sa, sb, key)
-    if disagree and wanted == []:
-        # Records that contradict themselves with equal buckets: no bucket to read would show nothing and say "same".
+    differ = da.data_hash is not None and db.data_hash is not None and da.data_hash != db.data_hash
+    if (disagree or differ) and wanted == []:
+        # Equal buckets: records that contradict themselves, or data hashes that differ by the schema alone (a
+        # column's type: buckets sum rows, not types). No bucket to read would show nothing and say "same".
         # Every row is read instead, each side checked against its own data hash (which covers schema and rows).
         n, wanted, note = None, None, "no bucket differs: every row is read and checked against its record"
         sa.check_columns = sb.check_columns = True
