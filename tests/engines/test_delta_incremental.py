@@ -526,3 +526,17 @@ def test_a_data_file_gone_from_storage_fails_as_the_full_read_does(tmp_path):
         DeltaTable(str(path)).to_pyarrow_table()
     with pytest.raises(OSError):
         hash_delta(str(path), cache=cache)
+
+
+@pytest.mark.parametrize("spelling", ["file:{}", "file://{}", "{}"])
+def test_every_spelling_of_a_local_table_is_one_table_in_the_cache(tmp_path, spelling):
+    # file:/data/t, as Spark and Hadoop print a path, was taken as a relative path named "file:": never incremental,
+    # and its data files "not in storage"
+    path = tmp_path / "t"
+    cache = FileSumsCache(tmp_path / "records")
+    write_deltalake(str(path), pa.table({"id": [1, 2]}))
+    first = hash_delta(spelling.format(path), cache=cache)
+    write_deltalake(str(path), pa.table({"id": [3]}), mode="append")
+    got = hash_delta(spelling.format(path), cache=cache)
+    assert first.hash_mode == "full" and got.hash_mode == "incremental", (got.hash_mode, got.reason)
+    assert got.hash == _full(path)

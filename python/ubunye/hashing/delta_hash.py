@@ -107,9 +107,11 @@ def table_location(uri: str) -> str:
     """The text a table's cached sums are filed under: an absolute local path, or the URL without a trailing ``/``.
 
     Example:
-        >>> table_location("s3://bucket/sales/"), table_location("file:///data/sales")
-        ('s3://bucket/sales', '/data/sales')
+        >>> table_location("s3://bucket/sales/"), table_location("file:///data/sales"), table_location("file:/data/x")
+        ('s3://bucket/sales', '/data/sales', '/data/x')
     """
+    if re.match(r"(?i)file:/(?!/)", uri):  # file:/data/sales, as Spark and Hadoop print a local path
+        return Path(unquote(uri[len("file:") :])).resolve().as_posix()
     m = _SCHEME.match(uri)
     if m is None:
         from ubunye.engines.paths import home_expanded
