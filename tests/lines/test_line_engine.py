@@ -201,3 +201,20 @@ def test_python_rows_refuses_a_sub_microsecond_timestamp_naming_the_column() -> 
     assert python_rows(pa.table({"t": pa.array([1_000_001_000], pa.timestamp("ns"))})) == [
         (dt.datetime(1970, 1, 1, 0, 0, 1, 1),)
     ]
+
+
+def test_python_rows_refuses_maps_a_dict_would_change_naming_the_column() -> None:
+    # pyspark 3.5 takes maps as dicts: a key twice (or -0.0 and 0.0, one dict key) kept one entry without a word,
+    # and a struct key raised a bare TypeError
+    from ubunye.engines.spark_engine import python_rows
+    from ubunye.exceptions import EngineError
+
+    twice = pa.array([[("a", 1), ("a", 2)]], pa.map_(pa.string(), pa.int64()))
+    zeros = pa.array([[(-0.0, 1), (0.0, 2)]], pa.map_(pa.float64(), pa.int64()))
+    for maps in (twice, zeros):
+        with pytest.raises(EngineError, match=r"map column 'st\.m' holds a map with a key twice"):
+            python_rows(pa.table({"st": pa.StructArray.from_arrays([maps], ["m"])}))
+    keyed = pa.array([[({"x": 1}, 1)]], pa.map_(pa.struct([("x", pa.int64())]), pa.int64()))
+    with pytest.raises(EngineError, match=r"map column 'm' has keys of type struct<x: int64>"):
+        python_rows(pa.table({"m": keyed}))
+    assert python_rows(pa.table({"m": pa.array([[(-0.0, 1)]], pa.map_(pa.float64(), pa.int64()))})) == [({-0.0: 1},)]

@@ -95,7 +95,19 @@ def _python_value(value: object, arrow_type: pa.DataType, path: str) -> object:
     if pa.types.is_map(arrow_type):
         key, item = arrow_type.key_type, arrow_type.item_type
         pairs = cast("list[tuple[object, object]]", value)
-        return {_python_value(k, key, f"{path}{{key}}"): _python_value(v, item, f"{path}{{value}}") for k, v in pairs}
+        try:
+            made = {
+                _python_value(k, key, f"{path}{{key}}"): _python_value(v, item, f"{path}{{value}}") for k, v in pairs
+            }
+        except TypeError as exc:  # a struct or list key is no dict key
+            msg = f"map column {path!r} has keys of type {key}, which pyspark's createDataFrame takes only as dict "
+            msg += f"keys ({exc}); build the frame in Spark, or make the keys text"
+            raise EngineError(msg) from None
+        if len(made) < len(pairs):  # a dict keeps one entry per key (-0.0 and 0.0 are one): rows-v1 counts each
+            msg = f"map column {path!r} holds a map with a key twice (or -0.0 and 0.0), which the dict pyspark's "
+            msg += "createDataFrame takes would make one entry: the frame would change; make the keys distinct"
+            raise EngineError(msg)
+        return made
     if pa.types.is_struct(arrow_type):
         fields = cast("dict[str, object]", value)
         return {f.name: _python_value(fields[f.name], f.type, f"{path}.{f.name}") for f in arrow_type}
