@@ -391,12 +391,15 @@ def test_a_parquet_catalog_table_is_not_overwritten_but_appended_to_with_its_own
 def test_a_delta_catalog_table_written_without_a_format_stays_delta(spark, tmp_path):
     engine = SparkEngine(spark=spark)
     table = "default.ubunye_stays_delta"
-    spark.sql(f"CREATE TABLE {table} (a BIGINT) USING delta")
+    spark.sql(f"CREATE TABLE {table} (a BIGINT, g BIGINT GENERATED ALWAYS AS (a * 2)) USING delta")
     try:
         engine.write(spark.sql("SELECT 1L AS a"), IOConfig("o", table=table), tmp_path)  # overwrite: a new version
+        # g is Delta's to fill: a frame without it is how such a table is written
         engine.write(spark.sql("SELECT 2L AS a"), IOConfig("o", table=table, mode="append"), tmp_path)
         provider = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Provider'").first()
-        assert provider.data_type.lower() == "delta" and _rows(spark, table) == [(1,), (2,)]
+        assert provider.data_type.lower() == "delta" and _rows(spark, table) == [(1, 2), (2, 4)]
+        with pytest.raises(EngineError, match=r"its column 'a' is bigint but the frame's is int"):
+            engine.write(spark.sql("SELECT 3 AS a"), IOConfig("o", table=table, mode="append"), tmp_path)
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {table}")
 

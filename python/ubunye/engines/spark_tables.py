@@ -51,7 +51,10 @@ def check_catalog_write(spark: SparkSession, frame: DataFrame, io: IOConfig) -> 
         msg += "it a Delta table (its log commits each version atomically), or write to a path"
         raise EngineError(msg)
     if io.mode == "append":
-        check_same_columns(io, f"the catalog table {io.table}", spark.table(io.table).schema, frame.schema)
+        merge = str(io.options.get("mergeSchema", "false")).strip().lower() == "true"
+        table = spark.table(io.table).schema
+        delta = provider == "delta"  # a generated or identity column of a Delta table is Delta's to fill
+        check_same_columns(io, f"the catalog table {io.table}", table, frame.schema, new_columns=merge, delta=delta)
     return provider or None
 
 
