@@ -53,8 +53,9 @@ class RecordError(UbunyeError):
 
 
 #: Where a native backtrace starts in an exception's message: deltalake (Rust) appends one when RUST_BACKTRACE is
-#: set, frame by frame ("   0: <unknown>", "  12: PyObject_Vectorcall") or after anyhow's "Stack backtrace:".
-_BACKTRACE = re.compile(r"\n(?:Stack backtrace:| {2,}\d+: )")
+#: set, frame by frame from frame 0 ("   0: <unknown>"), or after anyhow's "Stack backtrace:" (a numbered list of
+#: a user's own message, "  1: id=5", is no backtrace).
+_BACKTRACE = re.compile(r"\n(?:Stack backtrace:| +0: )")
 
 
 def without_backtrace(text: str) -> str:
@@ -64,6 +65,8 @@ def without_backtrace(text: str) -> str:
     Example:
         >>> without_backtrace("Invalid data type: Float16\\n   0: <unknown>\\n  10: PyObject_Vectorcall")
         'Invalid data type: Float16'
+        >>> without_backtrace("2 rows failed:\\n  1: id=5\\n  2: id=7")  # a list of the user's, no backtrace
+        '2 rows failed:\\n  1: id=5\\n  2: id=7'
     """
     found = _BACKTRACE.search(text)
     return text[: found.start()].rstrip() if found else text

@@ -32,6 +32,8 @@ VIEW = "ubunye_target"
 
 
 def _literal(value: object, engine: Engine[Any]) -> str:
+    if hasattr(value, "item") and type(value).__module__ == "numpy":  # np.float64(1.5): repr is no SQL literal
+        value = value.item()
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, float) and not math.isfinite(value):

@@ -421,3 +421,30 @@ def test_a_delta_append_stores_the_frame_s_rows_or_is_refused(spark, tmp_path):
     engine.write(spark.sql("SELECT 2L AS a, 'y' AS c, 3 AS d"), merging, tmp_path)  # a new column, asked for
     got = sorted(tuple(r) for r in spark.read.format("delta").load(path).collect())
     assert got == [(1, "x", 2, None), (2, "y", 4, 3)]
+
+
+def test_catalog_checks_read_the_table_s_details_not_a_column_named_provider(spark, tmp_path):
+    engine = SparkEngine(spark=spark)
+    table, view = "default.ubunye_provider_col", "ubunye_a_view"
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, Provider STRING, s STRUCT<x: INT>) USING delta")
+    try:
+        # the column 'Provider' was read as the table's provider ("cannot overwrite the string catalog table")
+        engine.write(
+            spark.sql("SELECT 1L AS id, 'p' AS Provider, named_struct('x', 1) AS s"),
+            IOConfig("o", table=table),
+            tmp_path,
+        )
+        # mergeSchema in any case (Spark reads option names so), and a struct gaining a field under it
+        grown = spark.sql("SELECT 2L AS id, 'q' AS Provider, named_struct('x', 2, 'y', 3) AS s")
+        with pytest.raises(
+            EngineError, match=r"its column 's' is struct<x:int> but the frame's is struct<x:int,y:int>"
+        ):
+            engine.write(grown, IOConfig("o", table=table, mode="append"), tmp_path)
+        engine.write(grown, IOConfig("o", table=table, mode="append", options={"mergeschema": "true"}), tmp_path)
+        assert spark.table(table).count() == 2
+        spark.sql(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {table}")
+        with pytest.raises(EngineError, match=rf"output 'o': {view} is a view, not a table"):
+            engine.write(grown, IOConfig("o", table=view, mode="append"), tmp_path)
+    finally:
+        spark.sql(f"DROP VIEW IF EXISTS {view}")
+        spark.sql(f"DROP TABLE IF EXISTS {table}")

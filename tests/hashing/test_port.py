@@ -165,9 +165,11 @@ def test_numpy_scalars_of_the_column_kind_are_taken():
         ("list<timestamp_ntz>", [pd.Timestamp("2024-01-01T00:00:00.000000999")], r"'c\[\]' .*sub-microsecond"),
         # no order: a list or struct of its items would hash in this process's string-hash order
         ("list<string>", {"b", "a"}, r"'c' of type list<string>: .* is a set, which has no order"),
+        ("list<timestamp_ntz>", [pd.NaT], r"'c\[\]' of type list<timestamp_ntz>: pandas NaT is no value: give None"),
         ("struct<\"a\":string,\"b\":string>", frozenset({"x", "y"}), r"'c' .* is a frozenset, which has no order"),
     ],
-    ids=["date-int", "timestamp-float", "list-npint", "timestamp-ns", "list-ns", "list-set", "struct-frozenset"],
+    ids=["date-int", "timestamp-float", "list-npint", "timestamp-ns", "list-ns", "list-set", "list-nat",
+         "struct-frozenset"],
 )  # fmt: skip
 def test_values_that_would_be_guessed_or_cut_are_refused(tname, value, message):
     with pytest.raises(HashError, match=message):

@@ -517,6 +517,19 @@ def test_accepted_values_that_sql_has_no_literal_for_fail_the_rule(engine_name, 
     assert result.passed is False and "not a finite number" in (result.error or ""), result
 
 
+def test_accepted_values_given_as_numpy_scalars_are_sql_literals():
+    # repr(np.float64(1.5)) is "np.float64(1.5)" on numpy 2: the rule's SQL did not parse
+    import numpy as np
+
+    from ubunye import expectations as expect
+    from ubunye.config.model import Expectations
+    from ubunye.engines import get_engine
+
+    rule = Expectations("outputs.o", {"accepted_values": {"v": [np.float64(1.5), np.float64(2.0)]}})
+    (result,) = expect.check(rule, pd.DataFrame({"v": [1.5, 2.0, 3.0]}), get_engine("pandas"))
+    assert (result.passed, result.observed, result.error) == (False, 1, None), result
+
+
 # --- an exception with no message ------------------------------------------------------------------------------------
 
 SILENT = """

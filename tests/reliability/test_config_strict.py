@@ -209,6 +209,11 @@ TYPE_CASES = [
     ("version-empty", 'VERSION: ""\n' + GOOD, "VERSION: is empty"),
     ("version-escape", 'VERSION: "v1\\x1b[31m"\n' + GOOD, "VERSION: contains a control character (U+001B)"),
     (
+        "sep-and-delimiter-any-case",
+        GOOD.replace('"}', '", options: {Sep: ";", delimiter: ","}}'),
+        "CONFIG.outputs.out.options: gives sep=';' and delimiter=','",
+    ),
+    (
         "sep-and-delimiter",
         GOOD.replace('"}', '", options: {sep: ";", delimiter: ","}}'),
         "CONFIG.outputs.out.options: gives sep=';' and delimiter=','",

@@ -145,8 +145,10 @@ def _io(path: Path, key: str, name: str, raw: object, output: bool) -> IOConfig:
         raise check.fail(path, f"{key}.partition_by", f"names {twice[0]!r} twice")
     profile, keys, buckets = _profile(path, key, value)
     options = check.scalars(path, f"{key}.options", value.get("options"))
-    if "sep" in options and "delimiter" in options and str(options["sep"]) != str(options["delimiter"]):
-        msg = f"gives sep={options['sep']!r} and delimiter={options['delimiter']!r}, Spark's two names for one "
+    # Spark reads option names in any case
+    seps = {str(k).lower(): v for k, v in options.items() if str(k).lower() in ("sep", "delimiter")}
+    if len(seps) == 2 and str(seps["sep"]) != str(seps["delimiter"]):
+        msg = f"gives sep={seps['sep']!r} and delimiter={seps['delimiter']!r}, Spark's two names for one "
         msg += "option (one would be ignored): give one"
         raise check.fail(path, f"{key}.options", msg)
     storage = check.mapping(path, f"{key}.storage_options", value.get("storage_options"))

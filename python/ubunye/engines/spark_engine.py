@@ -95,10 +95,11 @@ def _python_value(value: object, arrow_type: pa.DataType, path: str) -> object:
     if pa.types.is_map(arrow_type):
         key, item = arrow_type.key_type, arrow_type.item_type
         pairs = cast("list[tuple[object, object]]", value)
+        entries = [
+            (_python_value(k, key, f"{path}{{key}}"), _python_value(v, item, f"{path}{{value}}")) for k, v in pairs
+        ]
         try:
-            made = {
-                _python_value(k, key, f"{path}{{key}}"): _python_value(v, item, f"{path}{{value}}") for k, v in pairs
-            }
+            made = dict(entries)
         except TypeError as exc:  # a struct or list key is no dict key
             msg = f"map column {path!r} has keys of type {key}, which pyspark's createDataFrame takes only as dict "
             msg += f"keys ({exc}); build the frame in Spark, or make the keys text"

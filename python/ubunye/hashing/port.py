@@ -101,6 +101,8 @@ def _check_value(value: object, tree: TypeTree, path: str, tname: str) -> None:
         # pyarrow takes a number as a count of days or microseconds (5.5 truncated to 5): a unit guessed
         kind = "a date" if tree == "date" else "a datetime"
         raise _refuse(path, tname, f"{value!r} is a number, not {kind}: its unit and epoch would be guessed")
+    if type(value).__name__ == "NaTType":  # pandas' missing time: no datetime (its nanosecond is NaN)
+        raise _refuse(path, tname, "pandas NaT is no value: give None for a missing one")
     if tree in ("timestamp", "timestamp_ntz"):
         if isinstance(value, dt.datetime) and (value.tzinfo is None) == (tree == "timestamp"):
             want = "time-zone aware" if tree == "timestamp" else "naive (wall-clock)"
