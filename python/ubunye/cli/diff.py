@@ -535,8 +535,10 @@ def diff_command(
     without usable buckets, the recorded data hash (a hash method other than rows-v1 cannot be checked: an
     error saying so). Records of equal data hashes that disagree (as lineage compare finds them) are never "same
     data" from their hashes: the rows of differing buckets are read or, when no bucket differs, every row,
-    checked against each record's data hash, schema and column profile. A record naming a dataset twice, or
-    whose buckets do not decode, is an error naming the record file and field.
+    checked against each record's data hash, schema and column profile; so are records whose data hashes differ
+    when no bucket does (a column's type alone). An output written with mode: append is an error saying so: its
+    record hashes the rows that run added, not the location (diff two tables with --a/--b instead). A record
+    naming a dataset twice, or whose buckets do not decode, is an error naming the record file and field.
 
     Exit status: 0 same data; 1 rows differ; 2 usage or read errors (a run or dataset not found, data gone, a
     malformed record).
