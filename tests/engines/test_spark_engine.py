@@ -448,3 +448,58 @@ def test_catalog_checks_read_the_table_s_details_not_a_column_named_provider(spa
     finally:
         spark.sql(f"DROP VIEW IF EXISTS {view}")
         spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_a_catalog_table_that_cannot_be_written_is_refused_before_the_task_reads(spark, tmp_path):
+    # the refusals came from write(), after every input was read and the transform had run
+    uc = example_usecase(tmp_path)
+    table, view = "default.ubunye_refused_early", "ubunye_early_view"
+    spark.sql(f"CREATE TABLE {table} (a INT) USING parquet")
+    spark.sql(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT 1 AS a")
+    code = "from ubunye import Task\n\nclass Early(Task):\n    def transform(self, sources):\n"
+    code += "        raise RuntimeError('the transform ran')\n"
+    try:
+        cases = [
+            ({"table": table}, rf"cannot overwrite the parquet catalog table {table} safely"),
+            ({"table": table, "format": "delta", "mode": "append"}, rf"the catalog table {table} is parquet, but"),
+            ({"table": view, "mode": "append"}, rf"{view} is a view, not a table"),
+        ]
+        for output, why in cases:
+            cfg = {
+                "CONFIG": {
+                    "inputs": {"orders": {"format": "delta", "path": "data/none"}},
+                    "outputs": {"o": output},
+                    "monitors": ["lineage"],
+                }
+            }
+            write_task(uc, "early", cfg, code)
+            with pytest.raises(EngineError, match=rf"^output 'o': {why}"):
+                run_task(uc / "shop/daily/early", engine="spark", spark=spark)
+        assert _rows(spark, table) == []
+    finally:
+        spark.sql(f"DROP VIEW IF EXISTS {view}")
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_a_delta_append_leaving_out_a_column_delta_does_not_fill_is_refused(spark, tmp_path):
+    # a frame without 'm' was taken, and its rows stored with m null: not the rows the record hashes
+    engine = SparkEngine(spark=spark)
+    path, table = str(tmp_path / "d"), "default.ubunye_filled"
+    columns = "a BIGINT, g BIGINT GENERATED ALWAYS AS (a * 2), i BIGINT GENERATED ALWAYS AS IDENTITY, "
+    columns += "n STRING DEFAULT 'x', m STRING"
+    props = "TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported')"
+    spark.sql(f"CREATE TABLE delta.`{path}` ({columns}) USING delta {props}")
+    spark.sql(f"CREATE TABLE {table} ({columns}) USING delta {props}")
+    try:
+        for io, what in [
+            (IOConfig("o", format="delta", path=path, mode="append"), f"the Delta table at {path}"),
+            (IOConfig("o", table=table, mode="append"), f"the catalog table {table}"),
+        ]:
+            with pytest.raises(EngineError, match=rf"{what}: its column 'm' is not in the frame \(it would be stored"):
+                engine.write(spark.sql("SELECT 1L AS a"), io, tmp_path)
+            # g, i and n are Delta's to fill (generated, identity, default): leaving them out is how it is written
+            engine.write(spark.sql("SELECT 1L AS a, 'q' AS m"), io, tmp_path)
+            back = spark.read.format("delta").load(path) if io.table is None else spark.table(table)
+            assert [tuple(r) for r in back.collect()] == [(1, 2, 1, "x", "q")]
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")

@@ -24,7 +24,7 @@ from ubunye.engines.inputs import check_alike, column_paths, csv_header, data_fi
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
 from ubunye.engines.spark_read_back import check_partition_values, check_read_back, partition_columns, refuse_drift
-from ubunye.engines.spark_tables import check_catalog_write, check_delta_append
+from ubunye.engines.spark_tables import check_catalog_target, check_catalog_write, check_delta_append
 from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
 from ubunye.exceptions import EngineError, HashError, JarNotFoundError, UbunyeError
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
@@ -725,15 +725,25 @@ class SparkEngine:
     def check_output(self, io: IOConfig, base_dir: Path) -> None:
         """Raise EngineError if this output cannot be written, judged from its config and location alone, so the
         runner can refuse before reading anything: parquet/csv/json overwrite off the driver's disk (no atomic
-        rename there), a file where a local output folder goes. ``write`` checks again.
+        rename there), a file where a local output folder goes; a catalog table that is a view, of another
+        provider than ``format``, or overwritten without an atomic commit (:func:`check_catalog_target`).
+        ``write`` checks again.
 
         Example:
             >>> SparkEngine(spark=object()).check_output(IOConfig("o", format="json", path="s3://b/o"), Path("/u"))
             Traceback (most recent call last):
             ubunye.exceptions.EngineError: output 'o': cannot overwrite json at s3://b/o safely: ...
         """
-        if io.table is not None or io.format == "delta":
-            return  # the catalog and Delta's log commit atomically wherever they are
+        if io.table is not None:
+            try:
+                check_catalog_target(self.spark, io)
+            except EngineError:
+                raise
+            except Exception as exc:  # the catalog itself failed: say which output asked it
+                raise self._fail(io, "output", io.table, exc) from exc
+            return
+        if io.format == "delta":
+            return  # Delta's log commits atomically wherever it is
         where = location(io, base_dir)
         local = self.local_root(where)
         if local is None:

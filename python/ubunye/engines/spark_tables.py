@@ -4,12 +4,17 @@ Spark's own writers take what the record would not describe: an overwrite of a p
 before the new data is written (a failed job leaves no table), an append casts a double into an int column or
 pads text into a CHAR(5) one, and stores a column named in another case under the table's name. The record
 hashes the frame: each of these is refused before anything is written, naming the output, the table and the
-column. (A Delta table's column the frame lacks is left to Delta, which fills it: see check_same_columns.)
+column. A Delta table's column the frame lacks is Delta's to fill only when its log says so (generated, identity
+or default); else it would be stored as null, and is refused like any other (see check_same_columns).
+
+What needs no frame (a view, another provider than the config's format, a non-atomic overwrite) is
+:func:`check_catalog_target`, which the engine's ``check_output`` runs before the task reads anything.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ubunye.config import IOConfig
 from ubunye.exceptions import EngineError
@@ -24,6 +29,10 @@ _CHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
 
 #: Providers whose overwrite replaces the table in one commit (a failed write leaves the previous version).
 _ATOMIC = ("delta", "iceberg")
+
+#: Field metadata by which a Delta log marks a column Delta fills when a write leaves it out: a generated
+#: column, an identity column, a column default (the protocol's and Spark's own keys).
+_FILLED_KEYS = ("delta.generationExpression", "delta.identity.", "CURRENT_DEFAULT")
 
 
 def catalog_provider(spark: SparkSession, table: str) -> str | None:
@@ -70,10 +79,10 @@ def _merge_schema(spark: SparkSession, io: IOConfig) -> bool:
     return str(auto).strip().lower() == "true"
 
 
-def check_catalog_write(spark: SparkSession, frame: DataFrame, io: IOConfig) -> str | None:
-    """Raise EngineError when writing ``frame`` to the catalog table of ``io`` would lose the table's data or
-    store other rows than the frame's; else the format to write it in (the existing table's, so that a write
-    without ``format`` does not replace a Delta table by the session's default source), None for a new table."""
+def check_catalog_target(spark: SparkSession, io: IOConfig) -> str | None:
+    """Raise EngineError when the catalog table of ``io`` cannot be written as the config asks, whatever the
+    frame: a view, a table of another provider than ``format``, an overwrite of a table whose provider does not
+    replace it in one commit. Else its provider ("" when the catalog does not say), None for a new table."""
     assert io.table is not None
     provider = catalog_provider(spark, io.table)
     if provider is None:
@@ -89,12 +98,53 @@ def check_catalog_write(spark: SparkSession, frame: DataFrame, io: IOConfig) -> 
         msg += "Spark drops or empties it before the new data is written, so a failed write leaves no data. Make "
         msg += "it a Delta table (its log commits each version atomically), or write to a path"
         raise EngineError(msg)
+    return provider
+
+
+def check_catalog_write(spark: SparkSession, frame: DataFrame, io: IOConfig) -> str | None:
+    """Raise EngineError when writing ``frame`` to the catalog table of ``io`` would lose the table's data or
+    store other rows than the frame's; else the format to write it in (the existing table's, so that a write
+    without ``format`` does not replace a Delta table by the session's default source), None for a new table."""
+    assert io.table is not None
+    provider = check_catalog_target(spark, io)
+    if provider is None:
+        return None
     if io.mode == "append":
-        delta = provider == "delta"  # a generated or identity column of a Delta table is Delta's to fill
+        delta = provider == "delta"
         merge = delta and _merge_schema(spark, io)
+        filled = _delta_filled(_catalog_location(spark, io.table), io.storage_options) if delta else frozenset()
         table = spark.table(io.table).schema
-        check_same_columns(io, f"the catalog table {io.table}", table, frame.schema, new_columns=merge, delta=delta)
+        what = f"the catalog table {io.table}"
+        check_same_columns(io, what, table, frame.schema, new_columns=merge, filled=filled)
     return provider or None
+
+
+def _catalog_location(spark: SparkSession, table: str) -> str | None:
+    """Where a Delta catalog table's files are (``DESCRIBE DETAIL``), None when Delta does not say."""
+    try:
+        found = spark.sql(f"DESCRIBE DETAIL {table}").select("location").first()
+    except Exception:  # a catalog Delta cannot describe: the caller then cannot read the log
+        return None
+    return str(found[0]) if found is not None and found[0] else None
+
+
+def _delta_filled(where: str | None, storage_options: Mapping[str, Any]) -> frozenset[str] | None:
+    """The columns of the Delta table at ``where`` that Delta fills when a write leaves them out, as its log
+    says (:data:`_FILLED_KEYS`); None when the log cannot be read here (deltalake cannot open every location
+    Spark can, ``dbfs:`` for one). Spark's read of the table drops this metadata, so the log is read."""
+    if where is None:
+        return None
+    try:
+        from deltalake import DeltaTable
+
+        from ubunye.hashing.delta_hash import table_location
+
+        options = {str(k): str(v) for k, v in storage_options.items()} or None
+        fields = DeltaTable(table_location(where), storage_options=options).schema().fields
+    except Exception:  # no deltalake, a location or table feature it cannot read: unknown, as Spark's read is
+        return None
+    marked = (f.name for f in fields if any(str(k).startswith(_FILLED_KEYS) for k in (f.metadata or {})))
+    return frozenset(marked)
 
 
 def check_delta_append(spark: SparkSession, frame: DataFrame, io: IOConfig, where: str) -> None:
@@ -106,24 +156,41 @@ def check_delta_append(spark: SparkSession, frame: DataFrame, io: IOConfig, wher
     except Exception:  # no table there yet (or none Spark can read, which the write itself then says)
         return
     merge = _merge_schema(spark, io)
-    check_same_columns(io, f"the Delta table at {where}", existing, frame.schema, new_columns=merge, delta=True)
+    filled = _delta_filled(where, io.storage_options)
+    what = f"the Delta table at {where}"
+    check_same_columns(io, what, existing, frame.schema, new_columns=merge, filled=filled)
 
 
 def check_same_columns(
-    io: IOConfig, what: str, table: StructType, frame: StructType, *, new_columns: bool = False, delta: bool = False
+    io: IOConfig,
+    what: str,
+    table: StructType,
+    frame: StructType,
+    *,
+    new_columns: bool = False,
+    filled: frozenset[str] | None = frozenset(),
 ) -> None:
     """Raise EngineError naming the first column the table and the frame do not share exactly: a name only one
     has (or has in another case), a type that differs (Spark would cast the value), a CHAR column (Spark pads
-    the text). ``new_columns``: the frame may have columns the table lacks (they are added to it). ``delta``: a
-    column of the table the frame lacks is Delta's to fill (a generated or identity column, a default, else
-    null; Spark's read of the table does not say which), unless the frame names it in another case."""
+    the text). ``new_columns``: the frame may have columns the table lacks (they are added to it). ``filled``:
+    the table's columns the frame may lack because Delta fills them (generated, identity, default); None when
+    that is not known (a Delta log that could not be read): then any, unless the frame names it in another case.
+
+    Example:
+        >>> from pyspark.sql.types import LongType, StructField, StructType
+        >>> t = StructType([StructField("a", LongType()), StructField("g", LongType())])
+        >>> check_same_columns(IOConfig("o"), "t", t, StructType(t.fields[:1]), filled=frozenset({"g"}))
+        >>> check_same_columns(IOConfig("o"), "t", t, StructType(t.fields[:1]))
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'o': cannot write to t: its column 'g' is not in the ...
+    """
     theirs = {f.name: f for f in table.fields}
     ours = {f.name: f for f in frame.fields}
     why = None
     extra = [n for n in ours if n not in theirs]
     missing = [n for n in theirs if n not in ours]
-    if delta:
-        missing = [n for n in missing if any(e.lower() == n.lower() for e in extra)]
+    renamed = {n for n in missing if any(e.lower() == n.lower() for e in extra)}
+    missing = [n for n in missing if n in renamed or (filled is not None and n not in filled)]
     if missing:
         cased = [n for n in extra if n.lower() == missing[0].lower()]
         why = f"its column {missing[0]!r} is not in the frame"
