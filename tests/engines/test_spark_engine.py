@@ -361,6 +361,28 @@ def _rows(spark, table):
     return sorted(tuple(r) for r in spark.table(table).collect())
 
 
+def _delta(spark, *, path=None, table=None, columns, defaults=None):
+    """A Delta table with generated, identity and default columns, made with delta-spark's builder: Spark 3.5's
+    SQL has no GENERATED ALWAYS AS, and these tests run on every Spark line. ``columns``: (name, type, generated:
+    an expression, "identity" or None)."""
+    from delta.tables import DeltaTable, IdentityGenerator
+
+    builder = DeltaTable.create(spark)
+    builder = builder.location(path) if path is not None else builder.tableName(table)
+    for name, kind, generated in columns:
+        if generated is None:
+            builder = builder.addColumn(name, kind)
+        else:
+            made = IdentityGenerator() if generated == "identity" else generated
+            builder = builder.addColumn(name, kind, generatedAlwaysAs=made)
+    if defaults:
+        builder = builder.property("delta.feature.allowColumnDefaults", "supported")
+    builder.execute()
+    target = f"delta.`{path}`" if path is not None else table
+    for name, value in (defaults or {}).items():
+        spark.sql(f"ALTER TABLE {target} ALTER COLUMN {name} SET DEFAULT {value}")
+
+
 def test_a_parquet_catalog_table_is_not_overwritten_but_appended_to_with_its_own_types(spark, tmp_path):
     # Spark's saveAsTable overwrite dropped a parquet table before writing: a failed job left no table at all
     engine = SparkEngine(spark=spark)
@@ -391,7 +413,7 @@ def test_a_parquet_catalog_table_is_not_overwritten_but_appended_to_with_its_own
 def test_a_delta_catalog_table_written_without_a_format_stays_delta(spark, tmp_path):
     engine = SparkEngine(spark=spark)
     table = "default.ubunye_stays_delta"
-    spark.sql(f"CREATE TABLE {table} (a BIGINT, g BIGINT GENERATED ALWAYS AS (a * 2)) USING delta")
+    _delta(spark, table=table, columns=[("a", "BIGINT", None), ("g", "BIGINT", "a * 2")])
     try:
         engine.write(spark.sql("SELECT 1L AS a"), IOConfig("o", table=table), tmp_path)  # overwrite: a new version
         # g is Delta's to fill: a frame without it is how such a table is written
@@ -407,7 +429,7 @@ def test_a_delta_catalog_table_written_without_a_format_stays_delta(spark, tmp_p
 def test_a_delta_append_stores_the_frame_s_rows_or_is_refused(spark, tmp_path):
     engine = SparkEngine(spark=spark)
     path = str(tmp_path / "d")
-    spark.sql(f"CREATE TABLE delta.`{path}` (a BIGINT, c STRING, g BIGINT GENERATED ALWAYS AS (a * 2)) USING delta")
+    _delta(spark, path=path, columns=[("a", "BIGINT", None), ("c", "STRING", None), ("g", "BIGINT", "a * 2")])
     io = IOConfig("o", format="delta", path=path, mode="append")
     engine.write(spark.sql("SELECT 1L AS a, 'x' AS c"), io, tmp_path)  # g is Delta's to fill
     for sql, why in [
@@ -485,11 +507,10 @@ def test_a_delta_append_leaving_out_a_column_delta_does_not_fill_is_refused(spar
     # a frame without 'm' was taken, and its rows stored with m null: not the rows the record hashes
     engine = SparkEngine(spark=spark)
     path, table = str(tmp_path / "d"), "default.ubunye_filled"
-    columns = "a BIGINT, g BIGINT GENERATED ALWAYS AS (a * 2), i BIGINT GENERATED ALWAYS AS IDENTITY, "
-    columns += "n STRING DEFAULT 'x', m STRING"
-    props = "TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported')"
-    spark.sql(f"CREATE TABLE delta.`{path}` ({columns}) USING delta {props}")
-    spark.sql(f"CREATE TABLE {table} ({columns}) USING delta {props}")
+    columns = [("a", "BIGINT", None), ("g", "BIGINT", "a * 2"), ("i", "BIGINT", "identity")]
+    columns += [("n", "STRING", None), ("m", "STRING", None)]
+    _delta(spark, path=path, columns=columns, defaults={"n": "'x'"})
+    _delta(spark, table=table, columns=columns, defaults={"n": "'x'"})
     try:
         for io, what in [
             (IOConfig("o", format="delta", path=path, mode="append"), f"the Delta table at {path}"),

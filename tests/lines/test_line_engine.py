@@ -156,6 +156,32 @@ def test_the_spark_engines_append_checks_on_this_line(spark: Any, tmp_path: Path
     assert engine.read(io, tmp_path).count() == 2
 
 
+def test_the_spark_engines_table_checks_on_this_line(spark: Any, tmp_path: Path) -> None:
+    # a parquet catalog table is not overwritten (refused by check_output, before any read); a Delta append that
+    # leaves out a column Delta does not fill is refused, one leaving out a generated column is written
+    from ubunye.config import IOConfig
+
+    engine, table = get_engine("spark", spark=spark), "default.ubunye_line_kept"
+    spark.sql(f"CREATE TABLE {table} (a INT) USING parquet")
+    try:
+        with pytest.raises(EngineError, match=rf"cannot overwrite the parquet catalog table {table} safely"):
+            engine.check_output(IOConfig("o", table=table), tmp_path)
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+    _delta(spark)
+    from delta.tables import DeltaTable
+
+    path = str(tmp_path / "d")
+    DeltaTable.create(spark).location(path).addColumn("a", "BIGINT").addColumn(
+        "g", "BIGINT", generatedAlwaysAs="a * 2"
+    ).addColumn("m", "STRING").execute()
+    io = IOConfig("o", format="delta", path=path, mode="append")
+    with pytest.raises(EngineError, match=r"its column 'm' is not in the frame \(it would be stored as null\)"):
+        engine.write(spark.sql("SELECT 1L AS a"), io, tmp_path)
+    engine.write(spark.sql("SELECT 1L AS a, 'q' AS m"), io, tmp_path)
+    assert [tuple(r) for r in spark.read.format("delta").load(path).collect()] == [(1, 2, "q")]
+
+
 def test_from_pandas_takes_nanosecond_timestamps_at_any_depth(spark: Any) -> None:
     # pandas before 3 (Databricks 15.4 and 16.4 LTS run 1.5.3) parses datetimes to nanoseconds, and pyarrow gives a
     # pandas Timestamp for each: pyspark 3.5's createDataFrame refused it (CANNOT_ACCEPT_OBJECT_IN_TYPE, its type
