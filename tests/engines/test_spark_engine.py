@@ -524,3 +524,18 @@ def test_a_delta_append_leaving_out_a_column_delta_does_not_fill_is_refused(spar
             assert [tuple(r) for r in back.collect()] == [(1, 2, 1, "x", "q")]
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_a_path_spark_would_read_as_a_glob_pattern_is_refused(spark, tmp_path):
+    # data/[ab] read data/a: other rows than the folder the config (and the record) names
+    engine = SparkEngine(spark=spark)
+    for folder, ids in (("[ab]", [1, 2]), ("a", [99])):
+        (tmp_path / "data" / folder).mkdir(parents=True)
+        pd.DataFrame({"id": ids}).to_parquet(tmp_path / "data" / folder / "part-0.parquet")
+    glob_says = r"which Spark reads as a glob pattern \(it would read other folders than the one named"
+    with pytest.raises(EngineError, match=rf"^input 'i': {tmp_path}/data/\[ab\] holds '\[', {glob_says}"):
+        engine.read(IOConfig("i", format="parquet", path="data/[ab]"), tmp_path)
+    for path, char in (("data/o*", "*"), ("data/{x}", "{"), ("data/o?", "?")):
+        with pytest.raises(EngineError, match=rf"^output 'o': .* holds '\{char}', {glob_says}"):
+            engine.check_output(IOConfig("o", format="delta", path=path), tmp_path)
+    assert [r.id for r in engine.read(IOConfig("i", format="parquet", path="data/a"), tmp_path).collect()] == [99]

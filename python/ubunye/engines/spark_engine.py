@@ -542,6 +542,21 @@ def _keeps_files(io: IOConfig, folder: Path, staging: Path, *, partitions_only: 
     return False
 
 
+#: What Hadoop's path globbing (Spark's reader, and its read-back of a staged output) takes as a pattern.
+_GLOB = re.compile(r"[*?\[\]{}\\]")
+
+
+def _refuse_glob(io: IOConfig, where: str, verb: str) -> None:
+    """Raise EngineError when Spark would read ``where`` as a glob pattern: ``data/[ab]`` reads ``data/a`` and
+    ``data/b``, not the folder named so, while the record names the folder (the other engines read it)."""
+    found = _GLOB.search(where)
+    if found is None:
+        return
+    msg = f"{verb} {io.name!r}: {where} holds {found.group()!r}, which Spark reads as a glob pattern (it would "
+    msg += "read other folders than the one named, and the record would name this one): rename the folder"
+    raise EngineError(msg)
+
+
 def _is_delta_missing(exc: BaseException) -> bool:
     text = str(exc)
     return "DATA_SOURCE_NOT_FOUND" in text or ("delta" in text.lower() and "ClassNotFound" in text)
@@ -610,6 +625,8 @@ class SparkEngine:
             options["versionAsOf"] = str(io.version)
         if io.timestamp is not None:
             options["timestampAsOf"] = io.timestamp
+        if io.table is None:
+            _refuse_glob(io, where, "input")
         try:
             if io.table is None and io.format in ("parquet", "csv", "json"):
                 local = self.local_root(where)
@@ -742,9 +759,10 @@ class SparkEngine:
             except Exception as exc:  # the catalog itself failed: say which output asked it
                 raise self._fail(io, "output", io.table, exc) from exc
             return
+        where = location(io, base_dir)
+        _refuse_glob(io, where, "output")
         if io.format == "delta":
             return  # Delta's log commits atomically wherever it is
-        where = location(io, base_dir)
         local = self.local_root(where)
         if local is None:
             if io.mode == "overwrite":
