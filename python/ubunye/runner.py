@@ -331,8 +331,13 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
                         lockable = _lockable(engine, record.location)
                         if lockable is not None:
                             locks.enter_context(output_lock(lockable))
-                        hook = functools.partial(_checkpoint, ctx, monitors, options, run, start)
-                        _write(engine, produced[record.name], cfg.outputs[record.name], ctx.usecase_dir, hook, guard)
+                        hook = functools.partial(_checkpoint, ctx, monitors, options, run, start, record)
+                        io = cfg.outputs[record.name]
+                        try:
+                            _write(engine, produced[record.name], io, ctx.usecase_dir, hook, guard)
+                        except BaseException:
+                            record.written = False  # the engines leave the output as it was when the write fails
+                            raise
                     record.written = True
                     record.version = _written_version(engine, cfg.outputs[record.name], ctx.usecase_dir)
                     guard.resume()
@@ -554,9 +559,13 @@ def _checkpoint(
     options: RunOptions,
     run: _Run,
     start: float,
+    committing: DatasetRecord,
     guard: SignalGuard | None,
 ) -> None:
-    """Before an output is committed, the record on disk carries its hash (status still running).
+    """Before an output is committed, the record on disk carries its hash (status still running), and
+    ``written: null`` for it: the commit comes next, so a run killed from here on (or whose final record cannot be
+    written) leaves a record that does not say "not written" about rows that may be in place (an append retried
+    on that word would add them twice); its ``data_hash`` tells whether they are.
 
     An essential monitor that cannot write it stops the commit (its error propagates): new data nobody's record
     vouches for is worse than yesterday's data with yesterday's record.
@@ -565,6 +574,7 @@ def _checkpoint(
     # written" about rows the commit already swapped in.
     if guard is not None:
         guard.hold()
+    committing.written = None
     evidence = _evidence(ctx, options, run, "running", start, None)
     for m in monitors:
         try:

@@ -10,7 +10,8 @@ lock (:func:`ubunye.engines.locks.output_lock`) and in this order:
 3. fsync every file and folder of it;
 4. call ``before_commit`` (the runner writes its checkpoint record there); if it raises, the staging is deleted
    and the exception propagates unchanged;
-5. swap it in (:func:`swap.swap_in`: ``renameat2(RENAME_EXCHANGE)``, else two renames), fsync the parent;
+5. swap it in (:func:`swap.swap_in`: ``renameat2(RENAME_EXCHANGE)``, else two renames), fsync the parent (the
+   commit is the rename: an fsync failing after it is a warning, not a failed write);
 6. only then delete the old data.
 
 A failure or kill before step 5 leaves the old output as it was; after it, the new one. An output location that
@@ -181,7 +182,7 @@ def append(io: IOConfig, folder: Path, hook: CommitHook) -> Iterator[Path]:
         except BaseException:
             _delete(temp)
             raise
-        fsync_dir(target)
+        _synced_after_commit(target)
 
 
 @contextmanager
@@ -246,9 +247,20 @@ def commit(staging: Path, target: Path, hook: CommitHook) -> None:
     fsync_tree(staging)
     hook()
     old = swap_in(staging, target)
-    fsync_dir(target.parent)
+    _synced_after_commit(target.parent)
     if old is not None and old != staging:  # the fallback set the old output aside under an -old- name
         _delete(old)
+
+
+def _synced_after_commit(folder: Path) -> None:
+    """fsync ``folder`` after the rename that committed the output. The rename is done: the new data is what
+    every reader sees, so a failing fsync is not a failed write (the old data is gone from the output's name,
+    and a run saying "not written" would be believed and retried: an append twice). Said as a warning: a
+    crash of the machine before the kernel writes the folder back could still lose the rename."""
+    try:
+        fsync_dir(folder)
+    except OSError as exc:
+        log.warning("the output in %s was committed, but the folder could not be synced to disk: %s", folder, exc)
 
 
 def write_parts(io: IOConfig, where: str, engine: str, write_part: Callable[[Path], None], hook: CommitHook) -> None:
