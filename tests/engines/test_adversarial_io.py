@@ -578,3 +578,26 @@ def test_integers_beyond_64_bits_in_csv_or_json_are_refused_not_rounded(tmp_path
         PandasEngine().read(io, tmp_path)
     (folder / name).write_text("id,v\n1e19,1\n2.0e19,2\n" if name.endswith("csv") else '{"id": 1e19, "v": 1}\n')
     assert PandasEngine().read(io, tmp_path)["id"].iloc[0] == 1e19
+
+
+@pytest.mark.parametrize("name", ENGINES)
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_fifo_named_like_a_data_file_is_refused_not_read_or_skipped(tmp_path: Path, name: str, fmt: str) -> None:
+    # polars hung on it, a csv one was skipped as an empty file (its size is 0), pandas said nothing of why
+    import threading
+
+    folder = tmp_path / "i"
+    folder.mkdir()
+    frame = pd.DataFrame({"id": [1]})
+    frame.to_csv(folder / "part-0.csv", index=False) if fmt == "csv" else frame.to_parquet(folder / "part-0.parquet")
+    fifo = folder / f"part-1.{fmt}"
+    os.mkfifo(fifo)
+    # a writer that ends at once: a reader that opens the fifo (the defect) reads nothing instead of waiting forever
+    threading.Thread(target=lambda: open(fifo, "wb").close(), daemon=True).start()
+    try:
+        with pytest.raises(EngineError, match=rf"^input 'i': {fifo} is not a regular file: move it out of {folder}$"):
+            ENGINES[name]().read(IOConfig("i", format=fmt, path="i"), tmp_path)
+        with pytest.raises(EngineError, match=rf"^input 'i': {fifo} is not a regular file or a folder$"):
+            ENGINES[name]().read(IOConfig("i", format=fmt, path=f"i/part-1.{fmt}"), tmp_path)
+    finally:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer's open return

@@ -66,6 +66,8 @@ def data_files(io: IOConfig, path: str) -> list[Path] | None:
     if not root.exists():
         msg = f"input {io.name!r}: no such file or folder: {root}"
         raise EngineError(msg)
+    if not root.is_file() and not root.is_dir():  # a fifo would block the reader, a device is no data file
+        raise EngineError(f"input {io.name!r}: {root} is not a regular file or a folder")
     files = [root] if root.is_file() else _listing(io, root, root)
     if not files and not io.allow_empty:
         msg = (
@@ -215,6 +217,9 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
                     raise EngineError(msg)
                 found.extend(_listing(io, root, here))
             elif _is_data_file(io.format or "", entry.name):
+                if not entry.is_file():  # a fifo hangs a reader, and its size of 0 read as an empty file
+                    msg = f"input {io.name!r}: {here} is not a regular file: move it out of {root}"
+                    raise EngineError(msg)
                 # An empty csv or json file, or a csv of a header alone, holds no rows (Spark writes one per empty
                 # task); readers fail on it, or take its columns as typeless
                 if io.format in ("csv", "json") and _holds_no_rows(io.format, here, entry.stat().st_size):
