@@ -127,7 +127,7 @@ def _file_format(io: IOConfig, block_size: int | None = None) -> str | ds.FileFo
 
 
 def _dataset(
-    io: IOConfig, sources: str | list[str], whole: pa.Schema | None, block_size: int | None, **partitions: str
+    io: IOConfig, sources: str | list[str], whole: pa.Schema | None, block_size: int | None, **partitions: Any
 ) -> ds.Dataset:
     """The pyarrow dataset of ``io``'s files in blocks of ``block_size``; json files with the schema ``whole``
     (inferred from every row of every file: a dataset infers it from the first block of the first file, and a key
@@ -153,6 +153,24 @@ def _dataset(
     blocks = pj.ReadOptions(block_size=block_size) if block_size else None
     as_text = ds.JsonFileFormat(parse_options=pj.ParseOptions(explicit_schema=texts), read_options=blocks)
     return ds.dataset(sources, format=as_text, schema=texts, **partitions)
+
+
+def _remote_source(io: IOConfig, url: str) -> tuple[str, dict[str, Any]]:
+    """The path and ``filesystem`` argument for pyarrow to read the URL ``url`` with ``io.storage_options``, given
+    to the URL's fsspec filesystem (as the records store and polars take them); none given: the URL alone (pyarrow's
+    own filesystem, configured from the environment). Without this the options were ignored, and the environment's
+    endpoint and credentials read other data than polars read with the same config."""
+    if not io.storage_options:
+        return url, {}
+    import fsspec
+    from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+    try:
+        fs, path = fsspec.core.url_to_fs(url, **io.storage_options)
+    except (ImportError, ValueError, TypeError) as exc:
+        msg = f"input {io.name!r}: cannot open {url} with its storage_options: {error_text(exc)}"
+        raise EngineError(msg) from exc
+    return path, {"filesystem": PyFileSystem(FSSpecHandler(fs))}
 
 
 def _json_schema(file: Path) -> pa.Schema:
@@ -303,7 +321,8 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         if files == []:
             return pa.table({})  # allow_empty, and no schema is declared: no rows, no columns
         if files is None:  # a URL: pyarrow lists it
-            return larger_blocks(lambda size: _dataset(io, path, None, size).to_table())[0]
+            source, filesystem = _remote_source(io, path)
+            return larger_blocks(lambda size: _dataset(io, source, None, size, **filesystem).to_table())[0]
         refuse_compression(io, files, "pyarrow's dataset reader", (".zst",))
         root = local_path(path)
         assert root is not None
