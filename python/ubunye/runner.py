@@ -909,7 +909,9 @@ def run_pipeline(
         msg = f"run_pipeline: task {printable(str(twice))!r} is named twice in {list(map(str, tasks))!r}; name it once"
         raise UbunyeError(msg)
     check_template_vars(dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))
-    engines: dict[str, Engine[Any]] = {}
+    # One engine per backend and ENGINE.spark_conf: a task whose settings differ from the first one's gets its own,
+    # which says (as for any running session) which of them the shared session does not have; they were ignored.
+    engines: dict[tuple[str, tuple[tuple[str, str], ...]], Engine[Any]] = {}
     results = []
     for task_dir in folders:
         engine = kwargs.get("engine")
@@ -917,8 +919,9 @@ def run_pipeline(
             cfg = load_config(task_dir, dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))
             remember_secrets(secret_values(cfg.rendered, cfg.env_used))
             backend = engine or cfg.backend
-            if backend not in engines:
-                engines[backend] = get_engine(backend, cfg.spark_conf, spark=kwargs.get("spark"))
-            engine = engines[backend]
+            wanted = (backend, tuple(sorted((cfg.spark_conf or {}).items())))
+            if wanted not in engines:
+                engines[wanted] = get_engine(backend, cfg.spark_conf, spark=kwargs.get("spark"))
+            engine = engines[wanted]
         results.append(run_task(task_dir, **{**kwargs, "engine": engine}))
     return results

@@ -172,3 +172,22 @@ def _as_kib(spark) -> str:
     raw = str(spark.conf.get("spark.sql.autoBroadcastJoinThreshold"))
     number = int(raw[:-1]) * 1024 * 1024 if raw.lower().endswith("m") else int(raw.rstrip("bB"))
     return f"{number // 1024}k"
+
+
+def test_a_pipeline_task_whose_spark_conf_differs_from_the_first_task_s_is_said(spark, caplog, tmp_path):
+    # run_pipeline kept one engine per backend: the second task's spark_conf was dropped without a word
+    from tests.lineage.usecase import write_task
+    from ubunye.runner import run_pipeline
+
+    now = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    for task, partitions in (("a", now), ("b", now + 3)):
+        cfg = {
+            "ENGINE": {"spark_conf": {"spark.sql.shuffle.partitions": str(partitions)}},
+            "CONFIG": {"outputs": {"o": {"format": "parquet", "path": f"data/{task}"}},
+                       "transform": {"type": "sql", "query": "SELECT 1 AS x"}},
+        }  # fmt: skip
+        write_task(tmp_path, task, cfg)
+    with caplog.at_level(logging.WARNING, logger="ubunye"):
+        run_pipeline(tmp_path, "shop", "daily", ["a", "b"], engine="spark", spark=spark, lineage=False)
+    said = [r.getMessage() for r in caplog.records if "spark_conf" in r.getMessage()]
+    assert len(said) == 1 and f"spark.sql.shuffle.partitions={now + 3} (the session has {now})" in said[0], said
