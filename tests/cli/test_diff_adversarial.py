@@ -195,7 +195,8 @@ def _run(tmp_path: Path, run_id: str, frame: pd.DataFrame, key: list[str] | None
     out = DatasetRecord("o", format="parquet", location=str(where), row_count=prof.hash.row_count,
                         schema_hash=prof.hash.schema_hash, data_hash=prof.hash.data_hash, hash_method="rows-v1",
                         schema=prof.hash.schema, **profile_fields(prof))  # fmt: skip
-    return RunRecord(run_id=run_id, usecase="u", package="p", task="t", backend="pandas", outputs=[out])
+    return RunRecord(run_id=run_id, usecase="u", package="p", task="t", status="success", backend="pandas",
+                     outputs=[out])  # fmt: skip
 
 
 def _save(tmp_path: Path, record: RunRecord, name: str) -> str:

@@ -49,6 +49,24 @@ def test_code_change_that_fails_an_expectation():
     assert any("run B failed in expectations" in n for n in c.notes)
 
 
+def test_the_same_rows_from_a_run_that_failed_are_not_said_to_be_the_same_data():
+    # "same data", exit 0, when run B failed an error expectation and wrote nothing
+    out = DatasetRecord("o", data_hash="sha256:1", hash_method="rows-v1", written=True)
+    done = RunRecord(run_id="a", usecase="u", package="p", task="t", status="success", outputs=[out])
+    failed = replace(done, run_id="b", status="failed",
+                     outputs=[replace(done.outputs[0], written=False)])  # fmt: skip
+    for a, b, said in ((done, failed, "run B failed"), (failed, done, "run A failed")):
+        c = compare_records(a, b)
+        assert (c.verdict, c.exit_code) == ("same", 1)
+        assert c.summary == f"same rows computed, but {said}: its outputs may not hold them", c.summary
+    c = compare_records(done, replace(failed, status="running"), states=("success", "interrupted"))
+    assert c.exit_code == 1 and c.summary.startswith("same rows computed, but run B interrupted"), c.summary
+    assert (compare_records(done, replace(done, run_id="c")).summary, compare_records(done, done).exit_code) == (
+        "same data",
+        0,
+    )
+
+
 def test_v1_against_v2_is_not_comparable_never_changed_or_unchanged():
     c = compare_records(record("revenue-v1"), record("revenue-a"))
     out = _by_name(c.outputs)["revenue"]

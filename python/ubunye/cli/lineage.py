@@ -404,7 +404,8 @@ def compare(
     summary says so with the record file and field. An interrupted run (its process gone) is treated like a
     failed one: its state is compared and noted, its outputs by the hashes its record holds.
 
-    Exit status: 0 same data; 1 data changed, not comparable or unknown; 2 usage or read errors (a missing
+    Exit status: 0 same data from two successful runs; 1 data changed, not comparable or unknown, or a run
+    that did not succeed (the same rows computed need not be on disk); 2 usage or read errors (a missing
     usecase dir, an unknown run id, an ambiguous prefix, a malformed record, one naming an input or output
     twice).
 

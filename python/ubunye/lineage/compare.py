@@ -13,8 +13,8 @@ Data verdicts per input and output:
 Example:
     >>> from ubunye.lineage.record import DatasetRecord, RunRecord
     >>> out = DatasetRecord("scored", data_hash="sha256:1", hash_method="rows-v1")
-    >>> a = RunRecord(run_id="a", usecase="u", package="p", task="t", outputs=[out])
-    >>> b = RunRecord(run_id="b", usecase="u", package="p", task="t", outputs=[out])
+    >>> a = RunRecord(run_id="a", usecase="u", package="p", task="t", status="success", outputs=[out])
+    >>> b = RunRecord(run_id="b", usecase="u", package="p", task="t", status="success", outputs=[out])
     >>> compare_records(a, b).summary, compare_records(a, b).exit_code
     ('same data', 0)
 """
@@ -162,9 +162,17 @@ class Comparison:
         return "same"
 
     @property
+    def unfinished(self) -> list[str]:
+        """The runs that did not succeed, as ``run B failed``: the rows such a run computed (and its record
+        hashed) need not be what its outputs hold."""
+        pairs = (("A", self.status.a), ("B", self.status.b))
+        return [f"run {label} {state}" for label, state in pairs if state is not None and state != "success"]
+
+    @property
     def exit_code(self) -> int:
-        """0 same data; 1 changed, not comparable or unknown (the same data cannot be shown)."""
-        return 0 if self.verdict == "same" else 1
+        """0 same data from two successful runs; 1 changed, not comparable or unknown (the same data cannot be
+        shown), or a run that did not succeed (the same rows computed are not the same data written)."""
+        return 0 if self.verdict == "same" and not self.unfinished else 1
 
     @property
     def moved(self) -> list[str]:
@@ -202,7 +210,9 @@ class Comparison:
             NOT_COMPARABLE: [d for d in self.outputs if d.data == NOT_COMPARABLE],
             UNKNOWN: [d for d in self.outputs if d.data == UNKNOWN],
         }
-        if self.verdict == "same":
+        if self.verdict == "same" and self.unfinished:  # said first: "same data" alone read as a good night
+            parts.append(f"same rows computed, but {' and '.join(self.unfinished)}: its outputs may not hold them")
+        elif self.verdict == "same":
             parts.append("same data")
         elif not self.outputs:
             parts.append("data unknown: no outputs recorded")
