@@ -57,6 +57,53 @@ DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
+def _plain_type(t: pa.DataType, column: str) -> pa.DataType:
+    """``t`` in types Spark's Arrow conversion takes, the values unchanged: views of text and bytes as the large
+    types, ``date64`` as ``date32`` (cast safely: a time of day in it is refused), at any depth. A list view is
+    refused naming the column: Arrow casts none of them safely (encode.py reads them slot by slot)."""
+    import pyarrow as pa
+
+    from ubunye.hashing.types import is_binary_view, is_list_view, is_string_view
+
+    if is_string_view(t):
+        return pa.large_string()
+    if is_binary_view(t):
+        return pa.large_binary()
+    if pa.types.is_date64(t):
+        return pa.date32()
+    if is_list_view(t):
+        msg = f"column {column!r} holds a {t} (an Arrow list view), which Spark does not take: make it a list "
+        msg += "first, e.g. pyarrow's pa.array(series.tolist(), pa.list_(...))"
+        raise EngineError(msg)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        inner = t.value_field.with_type(_plain_type(t.value_type, column))
+        if pa.types.is_fixed_size_list(t):
+            return pa.list_(inner, t.list_size)
+        return pa.large_list(inner) if pa.types.is_large_list(t) else pa.list_(inner)
+    if pa.types.is_map(t):
+        return pa.map_(_plain_type(t.key_type, column), _plain_type(t.item_type, column))
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_plain_type(f.type, column)) for f in t])
+    return t
+
+
+def _spark_arrow(table: pa.Table) -> pa.Table:
+    """``table`` with the Arrow types pandas can hold and Spark cannot read (``string_view``, ``date64``...)
+    cast to ones it reads as the same values (the same rows-v1 hash); an EngineError naming the column when a
+    value would change."""
+    import pyarrow as pa
+
+    for i, field in enumerate(table.schema):
+        plain = _plain_type(field.type, field.name)
+        if plain != field.type:
+            try:
+                table = table.set_column(i, field.with_type(plain), table.column(i).cast(plain))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                msg = f"column {field.name!r} of type {field.type} cannot be handed to Spark as it is: {exc}"
+                raise EngineError(msg) from exc
+    return table
+
+
 def _takes_arrow_tables() -> bool:
     """Whether this pyspark's createDataFrame takes a pyarrow Table (pyspark 4.0 and later)."""
     import pyspark
@@ -865,7 +912,7 @@ class SparkEngine:
     def from_pandas(self, frame: pd.DataFrame) -> DataFrame:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        table = pandas_table(frame)
+        table = _spark_arrow(pandas_table(frame))
         # Spark reads a zone-less Arrow timestamp as an instant unless told; rows-v1 (and pandas) call it
         # timestamp_ntz, so say so (found by ubunye.testing.backend_conformance).
         schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
