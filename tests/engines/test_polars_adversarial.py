@@ -176,3 +176,38 @@ def test_a_csv_header_with_one_empty_name_reads_as_pandas_reads_it(tmp_path: Pat
     (tmp_path / "in.csv").write_text("a,\n1,2\n")
     back = PolarsEngine().read(IOConfig("i", format="csv", path="in.csv"), tmp_path)
     assert (back.columns, back.rows()) == (["a", ""], [(1, 2)])
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json", "delta"])
+def test_a_name_holding_nul_is_refused_not_a_panic(tmp_path: Path, fmt: str) -> None:
+    # polars' own export raised a PanicException (no Exception: a bare traceback); hashing it aborted the process
+    import polars as pl
+
+    with pytest.raises(EngineError, match=r"^polars cannot write column 'a\\x00b': its name holds a NUL character"):
+        PolarsEngine().write(pl.DataFrame({"a\x00b": [1]}), IOConfig("o", format=fmt, path="o"), tmp_path)
+    assert not (tmp_path / "o").exists()
+
+
+def test_hashing_a_name_holding_nul_is_a_hash_error_not_an_abort() -> None:
+    # Run in a child: before, the panic aborted the whole process (no exception to catch)
+    import subprocess
+    import sys
+
+    code = (
+        "import polars as pl\n"
+        "from ubunye.hashing import hash_frame\n"
+        "from ubunye.exceptions import HashError\n"
+        "for frame in (pl.DataFrame({'a\\x00b': [1]}), pl.DataFrame({'s': [[{'a\\x00b': 1}]]})):\n"
+        "    try:\n"
+        "        hash_frame(frame)\n"
+        "    except HashError as exc:\n"
+        "        print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [
+        "rows-v1 cannot read column 'a\\x00b' from polars: its name holds a NUL character, which polars cannot "
+        "export to Arrow (it aborts the process); rename it",
+        "rows-v1 cannot read field 's[].a\\x00b' of column 's' from polars: its name holds a NUL character, which "
+        "polars cannot export to Arrow (it aborts the process); rename it",
+    ]

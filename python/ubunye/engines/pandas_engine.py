@@ -127,7 +127,7 @@ def _file_format(io: IOConfig, block_size: int | None = None) -> str | ds.FileFo
 
 
 def _dataset(
-    io: IOConfig, sources: str | list[str], whole: pa.Schema | None, block_size: int | None, **partitions: Any
+    io: IOConfig, sources: str | list[str], whole: pa.Schema | None, block_size: int | None, **partitions: object
 ) -> ds.Dataset:
     """The pyarrow dataset of ``io``'s files in blocks of ``block_size``; json files with the schema ``whole``
     (inferred from every row of every file: a dataset infers it from the first block of the first file, and a key

@@ -458,6 +458,18 @@ _WHOLE: dict[str, Any] = {"infer_schema_length": None}
 _POLARS_CODECS = {"none": "uncompressed"}
 
 
+def _refuse_nul_names(frame: pl.DataFrame) -> None:
+    """An EngineError naming a column (or struct field) whose name holds NUL: polars' own export of it raises a
+    PanicException, which is no Exception and went out as a bare traceback."""
+    from ubunye.hashing.stream import nul_name
+
+    for name, dtype in frame.schema.items():
+        found = nul_name(dtype, name)
+        if found is not None:
+            where = f"column {name!r}" if found == name else f"field {found!r} of column {name!r}"
+            raise EngineError(f"polars cannot write {where}: its name holds a NUL character; rename it")
+
+
 class PolarsEngine(LocalEngine[pl.DataFrame]):
     """Runs tasks in this process on polars DataFrames (eager; a LazyFrame a transform returns is collected).
 
@@ -564,9 +576,11 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         raise EngineError("the polars engine reads Delta tables with polars and hashes what it read whole")
 
     def _arrow(self, frame: pl.DataFrame, *, rows: bool) -> pa.Table:
+        _refuse_nul_names(frame)
         return frame.to_arrow() if rows else frame.head(0).to_arrow()  # polars writes part files itself
 
     def _delta_arrow(self, frame: pl.DataFrame) -> pa.Table:
+        _refuse_nul_names(frame)
         # the table written to Delta, in the types polars' Delta reader reads back (_delta_dtype)
         schema = frame.schema
         plain = {name: _delta_dtype(dtype) for name, dtype in schema.items()}

@@ -158,6 +158,28 @@ def _polars_object(dtype: object, path: str) -> str | None:
     return None
 
 
+def nul_name(dtype: object, path: str) -> str | None:
+    """The path of the first name holding NUL in a polars column named ``path`` of type ``dtype``: the column's
+    own, or a struct field's at any depth. polars panics exporting such a name to Arrow (a Rust panic that aborts
+    the process when hashed, a PanicException, no Exception, when written): every caller asks this first.
+
+    Example:
+        >>> import polars as pl
+        >>> nul_name(pl.List(pl.Struct({"a\x00": pl.Int64})), "s")
+        's[].a\x00'
+    """
+    if "\x00" in path:
+        return path
+    inner = getattr(dtype, "inner", None)
+    if inner is not None:
+        return nul_name(inner, path + "[]")
+    for field in getattr(dtype, "fields", None) or ():
+        found = nul_name(getattr(field, "dtype", None), f"{path}.{getattr(field, 'name', '')}")
+        if found:
+            return found
+    return None
+
+
 def _refuse_polars_objects(frame: object) -> None:
     """A HashError for a polars ``Object`` column (arbitrary Python objects, section 11): polars exports one as
     ``fixed_size_binary[8]`` holding the objects' memory addresses, which Arrow reads without complaint and which
@@ -171,6 +193,11 @@ def _refuse_polars_objects(frame: object) -> None:
     else:  # a polars Series: one column, its dtype
         columns = [(str(getattr(frame, "name", "")), getattr(frame, "dtype", None))]
     for name, dtype in columns:
+        nul = nul_name(dtype, name)
+        if nul is not None:  # polars panics exporting it: the whole process aborts, nothing to catch
+            where = f"column {name!r}" if nul == name else f"field {nul!r} of column {name!r}"
+            raise HashError(f"rows-v1 cannot read {where} from polars: its name holds a NUL character, which "
+                            "polars cannot export to Arrow (it aborts the process); rename it")  # fmt: skip
         path = _polars_object(dtype, name)
         if path is not None:
             where = f"column {name!r}" if path == name else f"field {path!r} of column {name!r}"
