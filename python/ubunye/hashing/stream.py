@@ -165,8 +165,8 @@ def nul_name(dtype: object, path: str) -> str | None:
 
     Example:
         >>> import polars as pl
-        >>> nul_name(pl.List(pl.Struct({"a\x00": pl.Int64})), "s")
-        's[].a\x00'
+        >>> nul_name(pl.List(pl.Struct({"a" + chr(0): pl.Int64})), "s") == "s[].a" + chr(0)
+        True
     """
     if "\x00" in path:
         return path
