@@ -544,3 +544,18 @@ def test_delta_nanoseconds_in_a_fixed_size_list_are_refused_too(tmp_path, engine
     message = refused(engine_name, _frame(engine_name, pa.table({"t": values})), out("delta"), tmp_path)
     assert message == NANOSECONDS
     assert not (tmp_path / "data" / "out").exists()
+
+
+@pytest.mark.parametrize("engine_name", LOCAL)
+@pytest.mark.parametrize("mode", ["overwrite", "append"])
+def test_check_output_refuses_a_file_where_a_folder_above_the_output_goes(tmp_path, engine_name, mode):
+    # found only by the lock's mkdir in the write stage, after the read and the transform (FileExistsError)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/f").write_text("someone's file")
+    with pytest.raises(EngineError) as err:
+        get_engine(engine_name).check_output(out(mode=mode, path="data/f/deeper/out"), tmp_path)
+    assert str(err.value) == (
+        f"output 'out': {tmp_path}/data/f is a file, so no output folder can be made at {tmp_path}/data/f/deeper/out; "
+        "move it away or choose another path"
+    )
+    assert (tmp_path / "data/f").read_text() == "someone's file"

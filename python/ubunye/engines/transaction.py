@@ -305,7 +305,15 @@ def refuse_file_at(io: IOConfig, folder: Path) -> None:
         ubunye.exceptions.EngineError: output 'out': .../out is a file, not an output folder; move it away or ...
     """
     target = target_of(folder)
-    if not os.path.lexists(target) or target.is_dir():
+    if not os.path.lexists(target):
+        # a file where a folder above it goes: found now, not by the lock's mkdir after the transform ran
+        above = next((p for p in target.parents if os.path.lexists(p)), None)
+        if above is not None and not above.is_dir():
+            msg = f"output {io.name!r}: {above} is a file, so no output folder can be made at {folder}; "
+            msg += "move it away or choose another path"
+            raise EngineError(msg)
+        return
+    if target.is_dir():
         return
     if io.mode == "append":
         msg = f"output {io.name!r}: {folder} is a file; append needs a folder of part files"
