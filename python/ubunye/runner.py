@@ -919,9 +919,9 @@ def run_pipeline(
             cfg = load_config(task_dir, dt=kwargs.get("dt"), dtf=kwargs.get("dtf"), mode=kwargs.get("mode"))
             remember_secrets(secret_values(cfg.rendered, cfg.env_used))
             backend = engine or cfg.backend
-            wanted = (backend, tuple(sorted((cfg.spark_conf or {}).items())))
-            if wanted not in engines:
-                engines[wanted] = get_engine(backend, cfg.spark_conf, spark=kwargs.get("spark"))
-            engine = engines[wanted]
+            engine_key = (backend, tuple(sorted((cfg.spark_conf or {}).items())))
+            if engine_key not in engines:
+                engines[engine_key] = get_engine(backend, cfg.spark_conf, spark=kwargs.get("spark"))
+            engine = engines[engine_key]
         results.append(run_task(task_dir, **{**kwargs, "engine": engine}))
     return results

@@ -264,7 +264,10 @@ def test_compare_treats_an_interrupted_run_like_a_failed_one(tmp_path):
     failed = invoke("lineage", "compare", a, "20261204T000000.000000Z-failed", "-d", tmp_path, "--json")
     cut = invoke("lineage", "compare", a, "20261204T000000.000000Z-interrupted", "-d", tmp_path, "--json")
     f, c = json.loads(failed.stdout), json.loads(cut.stdout)
-    assert (cut.exit_code, c["verdict"]) == (failed.exit_code, f["verdict"]) == (0, "same")
+    # the same rows computed, but not the same data written: exit 1, the summary says which run did not succeed
+    assert (cut.exit_code, c["verdict"]) == (failed.exit_code, f["verdict"]) == (1, "same")
+    assert c["summary"] == "same rows computed, but run B interrupted: its outputs may not hold them"
+    assert f["summary"] == "same rows computed, but run B failed: its outputs may not hold them"
     assert (c["status"]["status"], c["status"]["a"], c["status"]["b"]) == ("changed", "success", "interrupted")
     assert (f["status"]["status"], f["status"]["b"]) == ("changed", "failed")
     assert c["notes"] == [

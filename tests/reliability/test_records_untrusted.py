@@ -333,7 +333,8 @@ def test_nan_in_free_form_values_loads_and_json_output_stays_valid(uc):
     listed = invoke("lineage", "list", "-d", uc, "--json")
     assert BAD_ID in {r["run_id"] for r in strict(listed.stdout)} and listed.stderr == ""
     compared = invoke("lineage", "compare", RUNS["customers-bug"], BAD_ID, "-d", uc, "--json")
-    assert compared.exit_code == 0 and strict(compared.stdout)["verdict"] == "same"
+    # run A (customers-bug) failed: the same rows, not "same data" (exit 1)
+    assert compared.exit_code == 1 and strict(compared.stdout)["verdict"] == "same"
     shown = invoke("lineage", "trace", BAD_ID, "-d", uc)
     assert shown.exit_code == 0 and '"threshold": Infinity' in shown.stdout
 
@@ -490,7 +491,7 @@ def test_markup_in_names_and_messages_prints_literally(uc):
         assert "[link=https://evil.example/x]out" in out.stdout and "data/[/bold]x" in out.stdout
         assert "\x1b" not in out.stdout
     compared = invoke("lineage", "compare", "latest~1", "latest", "-d", uc, *where)
-    assert compared.exit_code == 0, compared.output
+    assert compared.exit_code == 1, compared.output  # run B failed: the same rows computed, not "same data"
     assert f"note: run B failed in [blink]write: {shown_message}" in compared.stdout
     assert "[u]/[p]/[bold red]t" in compared.stdout and "\x1b" not in compared.stdout
 
