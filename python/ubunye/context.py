@@ -168,6 +168,10 @@ def _store_at(
     if given is not None and not isinstance(given, (str, os.PathLike)):
         msg = f"records: expected a folder or URL (str or os.PathLike), got {type(given).__name__} {given!r}"
         raise ConfigError(msg)
+    if isinstance(given, str) and not given.strip():  # an unset variable, as the CLI refuses --records ''
+        msg = "records: is empty or blank (an unset variable?): give a folder or URL, or leave records out for "
+        msg += "$UBUNYE_RECORDS or the usecase folder's store"
+        raise ConfigError(msg)
     options: object = storage_options
     if options is not None and not isinstance(options, Mapping):
         msg = f"storage_options: expected a mapping (e.g. {{'profile': 'ops'}}), got {type(options).__name__}"

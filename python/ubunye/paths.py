@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from ubunye.engines.paths import home_expanded, is_hidden, local_path, reserved_part
 from ubunye.exceptions import ConfigError, EngineError
+from ubunye.lineage.record import MAX_NAME_BYTES, unsafe_name
 from ubunye.lineage.store import LINEAGE_DIR
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 #: first part of the store's own LINEAGE_DIR, so the two cannot drift apart.
 RECORDS_FOLDER = LINEAGE_DIR.parts[0]
 
-_BAD_NAME = re.compile(r"[/\\\x00-\x1f\x7f]")
+_BAD_NAME = re.compile(r"[/\\\x00-\x1f\x7f-\x9f]")
 #: The longest file name most filesystems take (NAME_MAX), and what an output's own name may use of it: its
 #: siblings are named ``.<name>.ubunye-staging-<unique>`` (engines.paths: 20 digits, a pid of up to 7, 8 hex),
 #: 54 bytes more, and a name too long for them failed only at write time, after the transform ran.
@@ -41,15 +42,26 @@ _NAME_ROOM = _NAME_MAX - len(".") - len(".ubunye-staging-") - (20 + 1 + 7 + 1 + 
 
 
 def plain_name(kind: str, value: object) -> str:
-    """``value`` if it is one plain folder name, else a ConfigError naming ``kind`` and the value."""
+    """``value`` if it is one plain folder name, else a ConfigError naming ``kind`` and the value (escaped).
+
+    The record's own rule (``lineage.record.unsafe_name``), so a name the record would refuse is refused here,
+    before anything runs, not by the record store once the run has started (or never, without lineage).
+    """
     if not isinstance(value, str):
         msg = f"{kind} must be a folder name (a string), got {type(value).__name__}"
         raise ConfigError(msg)
-    # A leading "." also refuses ".ubunye": the record store is never a usecase.
-    if not value or value.startswith(".") or _BAD_NAME.search(value) or len(value) > 255:
-        msg = f"{kind} {value!r} is not a plain folder name (no separator, leading '.' or control character)"
-        raise ConfigError(msg)
-    return value
+    problem = unsafe_name(value)
+    if problem is None:
+        return value
+    # repr escapes what a terminal would act on or not show (U+202E, U+200B, C1 controls)
+    if not value or value.startswith(".") or _BAD_NAME.search(value):
+        # A leading "." also refuses ".ubunye": the record store is never a usecase.
+        why = "no separator, leading '.' or control character"
+    elif problem.startswith("longer"):
+        why = f"{len(value.encode('utf-8', 'surrogatepass'))} bytes: a run record holds at most {MAX_NAME_BYTES}"
+    else:
+        why = f"{problem}, an invisible or formatting character: it would not show as written"
+    raise ConfigError(f"{kind} {value!r} is not a plain folder name ({why})")
 
 
 def task_folder(usecase_dir: str | Path, usecase: object, package: object, task: object) -> Path:
@@ -114,11 +126,14 @@ def check_outputs(
     tasks = _task_folders(root)
     seen: dict[Path, str] = {}
     for name, where in locations.items():
-        path = _local(where)
+        key = f"CONFIG.outputs.{name}.path"
+        try:
+            path = _local(where)
+        except EngineError as exc:  # a file:// URL with a query: named here, before anything runs
+            raise ConfigError(f"{config.path}: {key}: {exc}") from None
         if path is None:
             continue
         given, path = path, path.resolve()
-        key = f"CONFIG.outputs.{name}.path"
         why = None
         reserved = reserved_part(given) or reserved_part(path)
         if reserved is not None:  # another output's writer deletes such a name as the leftover of a killed run

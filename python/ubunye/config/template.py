@@ -426,13 +426,41 @@ def _check_path(text: str, ast: nodes.Template, rendered: str, variables: Mappin
 #: What a template variable may not bring into SQL: a quote or backslash ends or escapes a literal, ``;`` starts
 #: another statement, ``--`` and ``/*`` comment the rest out.
 _SQL_ACTIVE = ("'", '"', "`", "\\", ";", "--", "/*", "*/")
+_SQL_VARS = frozenset({"dt", "dtf", "mode"})
+#: What a value may be outside a quoted literal: one constant (a number, a date such as 2026-12-01: constants
+#: joined by '-', which no other token can join), or a word joined to a name the query writes (orders_{{ mode }}).
+_SQL_LITERAL = re.compile(r"[0-9]+(?:[-.][0-9]+)*")
+_SQL_WORD = re.compile(r"[A-Za-z0-9_]+")
+_LITERAL_RULE = "it must be a number or a date"
+
+
+def _code_rule(name: str) -> str:
+    return (
+        f"outside a quoted literal {_LITERAL_RULE}, or a word joined to a name the query writes, as in "
+        f"orders_{{{{ {name} }}}}; a word alone names a column (id = {{{{ {name} }}}} with {name}=id is true on "
+        f"every row); to compare with text, quote it: '{{{{ {name} }}}}'"
+    )
+
+
+#: Private-use characters marking, while a query renders, what each expression using dt, dtf or mode wrote there:
+#: open, the variables' names, separator, the text, close. sql_problem refuses them in a value (not printable).
+_OPEN, _SEP, _CLOSE = "\ue000", "\ue001", "\ue002"
+#: The filter that marks an expression's text: a name no template can write (a '-' ends a filter's name there).
+_MARK_FILTER = "ubunye-sql-mark"
+#: Statements whose body is written where it stands: an expression inside one writes straight into the query.
+#: Any other (set, macro, call, filter blocks) captures text that a later expression may cut up.
+_IN_PLACE = (nodes.Template, nodes.If, nodes.For, nodes.With, nodes.Scope, nodes.ScopedEvalContextModifier)
+#: What each scanner state means for a value written there; "unknown" covers comments and what follows text that
+#: the engines read differently ('$$' strings, backslash escapes, '#' comments, a comment opened inside another).
+_CONTEXTS = {"code": "code", "'": "quoted", '"': "quoted", "`": "quoted"}
 
 
 def sql_problem(value: str) -> str | None:
     """Why ``value`` (a ``dt``, ``dtf`` or ``mode``) cannot go into a SQL query or expression, or None.
 
     A business date or a mode never needs a quote: one that holds it is a mistake or an injection
-    (``-dt "2026-12-01' OR '1'='1"`` would read every day).
+    (``-dt "2026-12-01' OR '1'='1"`` would read every day). This is the rule everywhere in SQL; outside a quoted
+    literal a value must also be one literal (see :func:`render_value`).
 
     Example:
         >>> sql_problem("2026-12-01"), sql_problem("a;b")
@@ -445,18 +473,196 @@ def sql_problem(value: str) -> str | None:
         return f"contains {', '.join(repr(m) for m in found)}"
     if any(unicodedata.category(c) == "Cc" for c in value):
         return "contains a control character"
+    odd = next((c for c in value if not c.isprintable() and c != " "), None)
+    if odd is not None:
+        return f"contains U+{ord(odd):04X}, an invisible or private character"
     return None
 
 
-def _check_sql(ast: nodes.Template, variables: Mapping[str, object]) -> None:
-    for name in sorted(meta.find_undeclared_variables(ast) & {"dt", "dtf", "mode"}):
-        value = variables.get(name)
-        problem = sql_problem(value) if isinstance(value, str) else None
-        if isinstance(value, str) and problem:
-            raise ConfigError(
-                f"template variable {name}={value[:60]!r} cannot go into SQL ({problem}): it would change the "
-                "statement the config wrote (a query must be exactly one SELECT, a value only a value in it)"
+def _mark(value: object, names: str) -> str:
+    return f"{_OPEN}{names}{_SEP}{value}{_CLOSE}"
+
+
+_JINJA.filters[_MARK_FILTER] = _mark
+
+
+def _mark_outputs(ast: nodes.Template, names: frozenset[str]) -> set[str]:
+    """Wrap each expression written in place that uses one of ``names`` in the marking filter; the names also
+    used another way (``{% set q = dt %}``, ``{% for c in dt %}``, a macro), whose text is not marked.
+
+    An ``{% if %}`` test writes nothing: a value only tested there may be anything.
+    """
+    seen: set[int] = set()
+    for test in ast.find_all(nodes.If):
+        seen.update(id(n) for n in test.test.find_all(nodes.Name))
+
+    def uses(expr: nodes.Node) -> list[nodes.Name]:
+        found = [expr] if isinstance(expr, nodes.Name) else []
+        return [n for n in [*found, *expr.find_all(nodes.Name)] if n.name in names and n.ctx == "load"]
+
+    def walk(node: nodes.Node, in_place: bool) -> None:
+        for child in node.iter_child_nodes():
+            if isinstance(child, nodes.Output) and in_place:
+                for i, expr in enumerate(child.nodes):
+                    used = uses(expr)
+                    if used and not isinstance(expr, nodes.TemplateData):
+                        seen.update(id(n) for n in used)
+                        joined = nodes.Const(",".join(sorted({n.name for n in used})))
+                        child.nodes[i] = nodes.Filter(expr, _MARK_FILTER, [joined], [], None, None, lineno=expr.lineno)
+            elif isinstance(child, nodes.Stmt):
+                walk(child, in_place and isinstance(child, _IN_PLACE))
+
+    walk(ast, True)
+    return {n.name for n in ast.find_all(nodes.Name) if n.name in names and n.ctx == "load" and id(n) not in seen}
+
+
+def _unmark(text: str) -> tuple[str, list[tuple[str, int, int]]] | None:
+    """The text without its marks, and (names, start, end) of each marked part in it; None when the marks are
+    not where the marking put them (a mark character in the template or an env value, a filter that moved one)."""
+    parts: list[str] = []
+    spans: list[tuple[str, int, int]] = []
+    size, at = 0, 0
+    while True:
+        opened = text.find(_OPEN, at)
+        plain = text[at:] if opened < 0 else text[at:opened]
+        if _SEP in plain or _CLOSE in plain:
+            return None
+        parts.append(plain)
+        size += len(plain)
+        if opened < 0:
+            return "".join(parts), spans
+        sep, close = text.find(_SEP, opened), text.find(_CLOSE, opened)
+        if sep < 0 or close < sep or _OPEN in text[opened + 1 : close] or _SEP in text[sep + 1 : close]:
+            return None
+        names, value = text[opened + 1 : sep], text[sep + 1 : close]
+        spans.append((names, size, size + len(value)))
+        parts.append(value)
+        size += len(value)
+        at = close + 1
+
+
+def _sql_contexts(text: str, starts: list[int]) -> list[str]:
+    """Where each position of ``starts`` (ascending) lies in the SQL ``text``: "code", "quoted" or "unknown".
+
+    Read as every engine here reads it (Spark SQL, DuckDB, polars), failing towards "unknown" where they differ:
+    after a '$' ('$$' strings: DuckDB), a '#' (a comment to some), a backslash in a literal (an escape to Spark,
+    not to DuckDB), a carriage return or backslash in a '--' comment, or a comment opened inside another
+    (nested in DuckDB and Spark, not in polars).
+    """
+    out: list[str] = []
+    state, i = "code", 0
+    for start in starts:
+        while i < start and state != "unknown":
+            ch, two = text[i], text[i : i + 2]
+            step = 1
+            if state == "code":
+                if ch in "'\"`":
+                    state = ch
+                elif two in ("--", "/*"):
+                    state, step = ("line" if two == "--" else "block"), 2
+                elif ch in "$#\\":
+                    state = "unknown"
+            elif state in ("'", '"', "`"):
+                state = "unknown" if ch == "\\" else "code" if ch == state else state
+            elif state == "line":
+                state = "code" if ch == "\n" else "unknown" if ch in "\r\\" else state
+            elif two == "/*":  # in a block comment
+                state = "unknown"
+            elif two == "*/":
+                state, step = "code", 2
+            i += step
+        out.append(_CONTEXTS.get(state, "unknown") if i == start else "unknown")
+    return out
+
+
+def _is_name_char(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+def _one_literal(text: str, start: int, end: int, written: bytearray) -> bool:
+    """Whether the value at ``text[start:end]``, outside any quoted literal, is one literal.
+
+    A word counts only joined to name characters the config wrote (``written`` marks the values' own), the
+    name it makes starting with a letter or '_': `orders_{{ mode }}` is one name, `{{ mode }}` alone any column.
+    """
+    value = text[start:end]
+    if not value or _SQL_LITERAL.fullmatch(value):
+        return True
+    if _SQL_WORD.fullmatch(value):
+        left, right = start, end
+        while left > 0 and _is_name_char(text[left - 1]):
+            left -= 1
+        while right < len(text) and _is_name_char(text[right]):
+            right += 1
+        joined = any(not written[j] for j in (*range(left, start), *range(end, right)))
+        return joined and not text[left].isdigit()
+    return False
+
+
+def _sql_error(names: list[str], variables: Mapping[str, object], problem: str, made: str | None = None) -> ConfigError:
+    shown = ", ".join(f"{name}={str(variables.get(name))[:60]!r}" for name in names)
+    those = "template variable" + ("s" if len(names) > 1 else "")
+    built = f" made {made[:60]!r} there, which" if made is not None else ""
+    return ConfigError(
+        f"{those} {shown}{built} cannot go into SQL ({problem}): it would change the statement the config wrote "
+        "(a query must be exactly one SELECT, a value only a value in it)"
+    )
+
+
+def _render_sql(text: str, ast: nodes.Template, variables: Mapping[str, object], limit: int) -> str:
+    """Render a query or expression, checking what dt, dtf and mode write into it, where they write it.
+
+    Every value: :func:`sql_problem`. Then what each expression using one writes (marked while rendering):
+    inside a quoted literal, nothing that could end it; outside, one literal (:func:`_code_problem`); where the
+    engines may read the text before it differently, or where the value went through a variable, a loop or a
+    macro first (not marked), a number or a date.
+    """
+    names = frozenset(
+        name for name in meta.find_undeclared_variables(ast) & _SQL_VARS if isinstance(variables.get(name), str)
+    )
+    for name in sorted(names):
+        problem = sql_problem(str(variables[name]))
+        if problem:
+            raise _sql_error([name], variables, problem)
+    if not names:
+        return _bounded_render(_JINJA.from_string(ast), variables, limit)
+    marked_ast = _JINJA.parse(text)
+    loose = _mark_outputs(marked_ast, names)
+    # The marks take room of their own: the bound on the text without them is checked below.
+    unmarked = _unmark(_bounded_render(_JINJA.from_string(marked_ast), variables, 2 * limit))
+    spans: list[tuple[str, int, int]] = []
+    if unmarked is None:  # what was written where cannot be told: every value is held to the strictest rule
+        plain, loose = _bounded_render(_JINJA.from_string(ast), variables, limit), set(names)
+    else:
+        plain, spans = unmarked
+        if len(plain) > limit:
+            raise OverflowError(f"a rendered value longer than {limit} characters is refused")
+    for name in sorted(loose):
+        if not _SQL_LITERAL.fullmatch(str(variables[name])):
+            rule = f"used through a set, a loop or a macro rather than written in place by {{{{ }}}}, {_LITERAL_RULE}"
+            raise _sql_error([name], variables, rule)
+    written = bytearray(len(plain))
+    for _, start, end in spans:
+        written[start:end] = b"\x01" * (end - start)
+    for (span_names, start, end), context in zip(spans, _sql_contexts(plain, [s for _, s, _ in spans]), strict=True):
+        value, used = plain[start:end], span_names.split(",")
+        if context == "quoted":
+            problem = sql_problem(value)
+        elif context == "code":
+            problem = None if _one_literal(plain, start, end, written) else _code_rule(used[0])
+        else:
+            problem = (
+                None
+                if _SQL_LITERAL.fullmatch(value) or not value
+                else (
+                    f"where the engines may read the query's text before it differently (in a comment, after '$', "
+                    f"'#' or a backslash), {_LITERAL_RULE}"
+                )
             )
+        if problem:
+            same = len(used) == 1 and value == variables.get(used[0])
+            raise _sql_error(used, variables, problem, None if same else value)
+    return plain
 
 
 def _bounded_render(template: jinja2.Template, variables: Mapping[str, object], limit: int) -> str:
@@ -504,9 +710,10 @@ def render_value(
             msg = f"{_INTERNALS} ({', '.join(map(repr, reached))})"
             raise ConfigError(msg)
         with _time_limit(RENDER_SECONDS):
-            rendered = _bounded_render(_JINJA.from_string(ast), variables, len(text) + _MAX_REPEAT)
-        if sql:
-            _check_sql(ast, variables)
+            if sql:
+                rendered = _render_sql(text, ast, variables, len(text) + _MAX_REPEAT)
+            else:
+                rendered = _bounded_render(_JINJA.from_string(ast), variables, len(text) + _MAX_REPEAT)
         if path:
             _check_path(text, ast, rendered, variables, env._reads[start:] if isinstance(env, _Env) else [])
         return rendered

@@ -3,8 +3,9 @@
 Refused: a file that is not UTF-8 or is larger than :data:`MAX_BYTES`; a duplicate key; a key that is not a
 string (``1:``, ``null:``, ``on:``, ``[a]:``); a tag other than str, int, float, bool, null, seq and map; more than
 :data:`MAX_ALIASES` aliases, a recursive alias, or a document that expands to more than :data:`MAX_NODES` nodes
-or :data:`MAX_DEPTH` levels; an integer longer than :data:`MAX_INT_CHARS` characters. Dates and times stay the
-strings written (a ``datetime`` is not data a record holds).
+or :data:`MAX_DEPTH` levels; an integer longer than :data:`MAX_INT_CHARS` characters, or not written in plain
+decimal digits (YAML 1.1 reads ``010`` as 8, ``0x10`` as 16, ``1:30`` as 90). Dates and times stay the strings
+written (a ``datetime`` is not data a record holds).
 
 Example:
     >>> parse_yaml("a: 1\\nb: [x, 2026-12-01]\\n", "config.yaml")
@@ -79,6 +80,28 @@ class _Loader(yaml.SafeLoader):
             self.depth -= 1
 
 
+#: An integer as written in decimal: YAML 1.1 also reads octal (``010`` is 8), hex, binary, ``1_0`` and base 60
+#: (``1:30`` is 90), so the number kept would not be the text a reader of the file sees.
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+
+
+def _int_problem(node: ScalarNode) -> str | None:
+    """Why an integer scalar cannot be read as the number its text shows, or None."""
+    text = node.value
+    if len(text) > MAX_INT_CHARS:
+        return f"an integer written with {len(text)} characters (at most {MAX_INT_CHARS})"
+    if _DECIMAL.fullmatch(text):
+        return None
+    try:  # what PyYAML would have made of it, to say why it is refused
+        read = f"YAML 1.1 reads it as {yaml.SafeLoader.construct_yaml_int(yaml.constructor.SafeConstructor(), node)}"
+    except (ValueError, yaml.YAMLError):
+        read = "it is not a YAML integer"
+    return (
+        f"the integer {text!r} is not written in plain decimal digits: {read}; write the number in decimal, or "
+        f'quote it ("{text}") for text'
+    )
+
+
 def _where(key: str, part: str | int) -> str:
     if isinstance(part, int):
         return f"{key}[{part}]"
@@ -106,8 +129,10 @@ def _check(node: Node, key: str, depth: int, seen: dict[int, tuple[int, int]], a
         return size, height
     if node.tag not in _DATA_TAGS:
         raise _Refused(key, line, f"the YAML tag {node.tag!r} is not plain data: refused")
-    if node.tag == f"{_TAG}int" and isinstance(node, ScalarNode) and len(node.value) > MAX_INT_CHARS:
-        raise _Refused(key, line, f"an integer written with {len(node.value)} characters (at most {MAX_INT_CHARS})")
+    if node.tag == f"{_TAG}int" and isinstance(node, ScalarNode):
+        problem = _int_problem(node)
+        if problem:
+            raise _Refused(key, line, problem)
     children: list[tuple[str, Node]] = []
     if isinstance(node, SequenceNode):
         children = [(_where(key, i), child) for i, child in enumerate(node.value)]
