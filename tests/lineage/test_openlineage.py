@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 import ubunye.lineage
+from tests.lineage import s3server
 from tests.lineage.usecase import example_usecase, last, write_task
 from ubunye.exceptions import ConfigError
 from ubunye.lineage.openlineage import PRODUCER, ROWS_FACET, RUN_FACET, _facets, dataset_name, run_uuid, schema_fields
@@ -337,3 +338,60 @@ def test_dataset_names_follow_the_naming_spec_as_the_client_names_them() -> None
         assert dataset_name(location) == (expected.get_namespace(), expected.get_name()), location
     hive = naming.Hive(host="metastore", port="9083", database="db", table="orders")
     assert dataset_name("table:db.orders", "hive://metastore:9083") == (hive.get_namespace(), hive.get_name())
+
+
+# --- what leaves for the backend ---------------------------------------------------------------------------------
+
+s3_server, s3 = s3server.s3_server, s3server.s3  # the fixtures
+
+
+def test_no_secret_reaches_the_backend_and_datasets_are_named_without_credentials(tmp_path: Path, s3) -> None:
+    # A password in an input's URL: masked in the record, and never sent. The dataset is named by its bucket (the
+    # naming spec's s3://bucket), so a run reading it with or without credentials in the URL names one dataset.
+    from ubunye.lineage.redact import forget_secrets
+
+    bucket = s3.bucket()
+    source = bucket.replace("s3://", "s3://AKIAUBUNYETESTKEY01:OlSecretPw55@") + "/data/src"
+    cfg = {"CONFIG": {"inputs": {"src": {"format": "parquet", "path": source}},
+                      "outputs": {"out": {"format": "parquet", "path": "data/out"}},
+                      "transform": {"type": "sql", "query": "SELECT * FROM src"}}}  # fmt: skip
+    task = write_task(tmp_path / "uc", "leaky", cfg)
+    log = tmp_path / "events.jsonl"
+    with_monitor(task, {"type": "file", "log_file_path": str(log), "append": True}, namespace="ns-OlSecretPw55")
+    try:
+        with pytest.raises(Exception, match="cannot read parquet"):
+            run_task(task, engine="pandas")
+    finally:
+        forget_secrets()
+    text = log.read_text()
+    assert "OlSecretPw55" not in text
+    events = [json.loads(line) for line in text.splitlines()]
+    assert [e["eventType"] for e in events] == ["START", "FAIL"]
+    (sent,) = events[1]["inputs"]
+    assert (sent["namespace"], sent["name"]) == (bucket, "data/src")
+    assert sent["facets"]["dataSource"] == {**sent["facets"]["dataSource"], "name": bucket, "uri": bucket + "/data/src"}
+    assert events[1]["job"]["namespace"] == "ns-***"
+    message = events[1]["run"]["facets"]["errorMessage"]["message"]
+    assert "cannot read parquet at s3://AKIAUBUNYETESTKEY01:***@" in message, message
+
+
+def test_a_local_dataset_source_is_a_file_uri(tmp_path: Path) -> None:
+    uc = example_usecase(tmp_path / "a b")  # a space: the URI has it percent-encoded
+    log = tmp_path / "events.jsonl"
+    with_monitor(uc / "shop/daily/orders", {"type": "file", "log_file_path": str(log), "append": True})
+    run_task(uc / "shop/daily/orders", dt="2026-12-01", engine="pandas")
+    complete = json.loads(log.read_text().splitlines()[-1])
+    rec = last(uc, "orders")
+    for sent, d in zip(complete["inputs"] + complete["outputs"], rec.inputs + rec.outputs, strict=True):
+        assert d.location is not None and d.location.startswith("/")
+        assert (sent["namespace"], sent["name"]) == ("file", d.location)
+        assert sent["facets"]["dataSource"]["uri"] == Path(d.location).as_uri()
+        assert (
+            sent["facets"]["dataSource"]["uri"].startswith("file:///") and "%20" in sent["facets"]["dataSource"]["uri"]
+        )
+
+
+def test_dataset_names_leave_credentials_out_but_keep_an_azure_container() -> None:
+    assert dataset_name("s3://AKIA1:pw-1@bucket/k") == ("s3://bucket", "k")
+    assert dataset_name("hdfs://u:pw-2@nn:8020/d") == ("hdfs://nn:8020", "/d")
+    assert dataset_name("abfss://raw@acct.dfs.core.windows.net/p") == ("abfss://raw@acct.dfs.core.windows.net", "p")

@@ -50,8 +50,14 @@ def test_packed_buckets_of_a_wrong_size_are_refused(size):
         ("not base64!", 4, "not base64"),
         (base64.b64encode(b"plain bytes").decode(), 4, "not base64 of zlib"),
         (base64.b64encode(zlib.compress(bytes(24 * 3))).decode(), 4, "72 bytes of buckets, 96 expected"),
-        # A bomb: a megabyte of zeros claimed to be 1 bucket is cut at 25 bytes, never inflated whole.
-        (base64.b64encode(zlib.compress(bytes(1 << 20))).decode(), 1, "25 bytes of buckets, 24 expected"),
+        # A bomb: a megabyte of zeros claimed to be 1 bucket is cut at 25 bytes, never inflated whole, so its size
+        # is not known: "more than".
+        (base64.b64encode(zlib.compress(bytes(1 << 20))).decode(), 1, "holds more than 24 bytes of buckets, 24 "),
+        (base64.b64encode(zlib.compress(bytes(24 * 4 + 1000))).decode(), 4, "holds more than 96 bytes of buckets"),
+        # One byte too many: the whole stream was read, so its real size is said.
+        (base64.b64encode(zlib.compress(bytes(3073))).decode(), 128, "holds 3073 bytes of buckets, 3072 expected"),
+        (base64.b64encode(zlib.compress(bytes(25))).decode(), 1, "holds 25 bytes of buckets, 24 expected"),
+        (base64.b64encode(zlib.compress(bytes(96))[:-4]).decode(), 4, "data is cut short"),
     ],
 )
 def test_damaged_bucket_data_is_a_malformed_record_naming_the_field(data, n, words):

@@ -23,7 +23,16 @@ from ubunye.cli.errors import error_line
 from ubunye.cli.main import app
 from ubunye.lineage import RecordStore
 from ubunye.lineage.environment import canonical_hash
-from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, RunRecord, Timing
+from ubunye.lineage.record import (
+    BucketsRecord,
+    ColumnRecord,
+    DatasetRecord,
+    ErrorInfo,
+    ExpectationResult,
+    ProcessInfo,
+    RunRecord,
+    Timing,
+)
 from ubunye.lineage.redact import (
     MASK,
     forget_secrets,
@@ -472,3 +481,141 @@ def test_an_output_refused_before_the_run_masks_its_url(uc):
     assert line.startswith("error: output 'out'") and "delta" in line, line
     absent(["OauthCode-1204"], run.output + run.stderr, "the stderr of ubunye run")
     assert not (uc / ".ubunye").exists()  # refused before the run: no record
+
+
+# --- what ubunye computes is never masked -----------------------------------------------------------------------------
+
+COUNTED = """
+import pandas as pd
+
+from ubunye import Task
+
+
+class Counted(Task):
+    def transform(self, sources):
+        return {"out": pd.DataFrame({"n": pd.array([1173, 7], dtype="int32"), "api_key": ["k1", "k2"]})}
+"""
+
+
+def _counted(uc: Path, params: dict[str, Any], name: str) -> str:
+    task_dir = uc / "shop" / "daily" / name
+    task_dir.mkdir(parents=True)
+    cfg = doc({"key": ["api_key"]}, params=params)
+    (task_dir / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    (task_dir / "transformations.py").write_text(COUNTED)
+    return name
+
+
+def test_a_secret_inside_a_fingerprint_or_bucket_data_leaves_them_as_computed(uc):
+    # First run without a secret: what ubunye computes for this data. The second run's password is four
+    # characters of that run's column fingerprint, then of its bucket data: the same data gives the same
+    # fingerprints, which masking must not touch (a masked digest is no digest: the record would be refused).
+    task = _counted(uc, {}, "plain")
+    assert invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", task, "--engine", "pandas").exit_code == 0
+    (plain,) = RecordStore(uc).records("shop", "daily", task)
+    out = plain.outputs[0]
+    assert out.columns is not None and out.buckets is not None
+    fingerprint, data = out.columns["n"].fingerprint, out.buckets.data
+    secrets = [fingerprint[20:24], next(data[i : i + 4] for i in range(len(data)) if data[i : i + 4].isalnum())]
+    for i, secret in enumerate(secrets):
+        forget_secrets()
+        task = _counted(uc, {"db_password": secret}, f"secret{i}")
+        run = invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", task, "--engine", "pandas")
+        assert run.exit_code == 0, run.output
+        (rec,) = RecordStore(uc).records("shop", "daily", task)
+        got = rec.outputs[0]
+        assert got.columns == out.columns and got.buckets == out.buckets and got.key == ["api_key"]
+        assert (got.data_hash, got.schema_hash, got.schema) == (out.data_hash, out.schema_hash, out.schema)
+        assert rec.config["CONFIG"]["transform"]["params"]["db_password"] == MASK
+
+
+def test_a_secret_equal_to_a_column_name_keeps_the_columns_and_key_as_computed(uc):
+    # A password that happens to be a column's name says nothing of the password's role: the record keeps the
+    # column, its fingerprint and the key naming it (masking only some of them made the record contradict itself).
+    task = _counted(uc, {"password": "api_key"}, "named")
+    run = invoke("run", "-d", uc, "-u", "shop", "-p", "daily", "-t", task, "--engine", "pandas")
+    assert run.exit_code == 0, run.output
+    (rec,) = RecordStore(uc).records("shop", "daily", task)
+    assert rec.outputs[0].key == ["api_key"] and set(rec.outputs[0].columns or {}) == {"n", "api_key"}
+    assert rec.config["CONFIG"]["transform"]["params"]["password"] == MASK
+
+
+def test_redact_record_keeps_every_computed_field():
+    digest = "sha256:" + "2024abcd" * 8
+    column = ColumnRecord(type="string", nulls=0, fingerprint=digest)
+    out = DatasetRecord(
+        "o", location="s3://k:2024abcd@b/x", schema_hash=digest, data_hash=digest, schema='struct<"2024abcd":string>',
+        columns={"2024abcd": column}, buckets=BucketsRecord(n=1, data="eJxjYMAOAAAYAAE="), key=["2024abcd"],
+        profile_method="profile-v1",
+    )  # fmt: skip
+    record = RunRecord(
+        run_id="r-1", usecase="u2024abcd", package="p", task="t", config={"password": "2024abcd", "token": "YMAOAAAY"},
+        outputs=[out],
+        process=ProcessInfo(host="h2024abcd", pid=7, started="1@2024abcd-0000"), code_hash=digest,
+        extra={"openlineage": {"run_id": "01a23616-e5c0-7587-8d80-2024abcd9513", "job": "u2024abcd.p.t",
+                                "namespace": "n2024abcd"}, "by 2024abcd": 1},
+    )  # fmt: skip
+    clean = redact_record(record)
+    got = clean.outputs[0]
+    assert (got.columns, got.buckets, got.key, got.schema) == (out.columns, out.buckets, out.key, out.schema)
+    assert (got.schema_hash, got.data_hash, clean.code_hash, clean.process) == (digest, digest, digest, record.process)
+    note = {"run_id": "01a23616-e5c0-7587-8d80-2024abcd9513", "job": "u2024abcd.p.t", "namespace": "n***"}
+    assert clean.extra == {"openlineage": note, "by ***": 1}
+    assert got.location == "s3://k:***@b/x" and clean.config == {"password": MASK, "token": MASK}
+
+
+def test_the_type_of_a_secret_is_not_a_secret_value():
+    # An auth block is secret as a whole (masked by key), but its type names a kind of auth, one of a few words
+    # (api_key, bearer...): remembered as a secret, it was masked in every column name and key that spells it.
+    auth = {"auth": {"type": "api_key", "apiKey": "not-a-real-key-123"}, "creds": {"mode": "basic", "user": "u-123"}}
+    found = secret_values({"transport": auth})
+    assert "not-a-real-key-123" in found and "u-123" in found
+    assert "api_key" not in found and "basic" not in found
+    assert redact_config({"transport": auth}) == {"transport": {"auth": MASK, "creds": MASK}}
+
+
+# --- other libraries' log lines on the CLI's stderr ------------------------------------------------------------------
+
+LOGGING = """
+import logging
+
+import pandas as pd
+
+from ubunye import Task
+
+
+class Logging(Task):
+    def transform(self, sources):
+        try:
+            raise ConnectionError("refused by postgresql://app:LibPw-5521@db:5432/x\\n  (second line)")
+        except ConnectionError:
+            bearer = "Authorization: Bearer LibTok-77123"
+            logging.getLogger("somelib.client").error("could not send:\\n%s", bearer, exc_info=True)
+        return {"out": pd.DataFrame({"a": [1]})}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_other_libraries_log_lines_are_one_masked_line_without_a_traceback(uc, debug):
+    # A library's logger (the openlineage client's, when a transport fails) logged a traceback and its message
+    # as written to the CLI's stderr. Now: one line, masked, the exception in a few words; --debug adds the
+    # traceback, masked too.
+    import subprocess
+    import sys
+
+    task_dir = uc / "shop" / "daily" / "logs"
+    task_dir.mkdir()
+    (task_dir / "config.yaml").write_text(yaml.safe_dump(doc(), sort_keys=False))
+    (task_dir / "transformations.py").write_text(LOGGING)
+    cli = [sys.executable, "-c", "from ubunye.cli.main import main; main()", *(["--debug"] if debug else [])]
+    done = subprocess.run([*cli, "run", "-d", str(uc), "-u", "shop", "-p", "daily", "-t", "logs", "--engine", "pandas"],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    absent(["LibPw-5521", "LibTok-77123"], done.stdout + done.stderr, "the stderr of ubunye run")
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    if debug:  # as written, and the traceback
+        assert lines[:2] == ["ERROR somelib.client: could not send:", "Authorization: Bearer ***"], done.stderr
+        assert "Traceback (most recent call last):" in done.stderr and "postgresql://app:***@db:5432/x" in done.stderr
+    else:
+        assert lines == ["ERROR somelib.client: could not send: Authorization: Bearer *** (ConnectionError: refused "
+                         "by postgresql://app:***@db:5432/x (second line))"], done.stderr  # fmt: skip

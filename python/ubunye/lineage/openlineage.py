@@ -34,8 +34,9 @@ import os
 import threading
 import uuid
 from dataclasses import asdict, is_dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import ubunye
 from ubunye.exceptions import ConfigError
@@ -109,15 +110,46 @@ def dataset_name(location: str | None, table_namespace: str = "catalog") -> tupl
         return "file", where
     if scheme == "file":
         return "file", unquote(parts.path)
+    host = _host(scheme, parts.netloc)
     if scheme in ("s3", "s3a", "s3n"):
-        return f"s3://{parts.netloc}", parts.path.lstrip("/")
+        return f"s3://{host}", parts.path.lstrip("/")
     if scheme in ("gs", "gcs"):
-        return f"gs://{parts.netloc}", parts.path.lstrip("/")
-    if scheme in ("abfs", "abfss", "wasb", "wasbs"):
-        return f"{scheme}://{parts.netloc}", parts.path.lstrip("/")
+        return f"gs://{host}", parts.path.lstrip("/")
+    if scheme in _CONTAINER_SCHEMES:
+        return f"{scheme}://{host}", parts.path.lstrip("/")
     if scheme == "dbfs":
-        return (f"dbfs://{parts.netloc}" if parts.netloc else "dbfs"), parts.path
-    return f"{scheme}://{parts.netloc}", parts.path
+        return (f"dbfs://{host}" if host else "dbfs"), parts.path
+    return f"{scheme}://{host}", parts.path
+
+
+#: Schemes whose ``container@account`` names a container, not a user: kept in the namespace, as the spec says.
+_CONTAINER_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
+
+
+def _host(scheme: str, netloc: str) -> str:
+    """The authority of a URL without its userinfo (``user:password@``): credentials name no dataset, and a
+    dataset read with them or without is one dataset. An Azure ``container@account`` is kept whole."""
+    if scheme in _CONTAINER_SCHEMES and ":" not in netloc.rpartition("@")[0]:
+        return netloc
+    return netloc.rpartition("@")[2]
+
+
+def source_uri(location: str | None, table_namespace: str = "catalog") -> str:
+    """The ``dataSource`` URI of a recorded location: a URL without its userinfo, a local path as a ``file://``
+    URI, a catalog table as its namespace.
+
+    Example:
+        >>> source_uri("s3://AKIA:pw@bucket/data/o"), source_uri("/u/data/my orders")
+        ('s3://bucket/data/o', 'file:///u/data/my%20orders')
+    """
+    where = location or ""
+    namespace, name = dataset_name(where, table_namespace)
+    if where.startswith("table:"):
+        return namespace
+    if namespace == "file":
+        return Path(os.path.abspath(name)).as_uri()
+    parts = urlsplit(where)
+    return urlunsplit(parts._replace(netloc=_host(parts.scheme.lower(), parts.netloc)))
 
 
 def schema_fields(schema: str | None) -> list[tuple[str, str]]:
@@ -286,6 +318,12 @@ class OpenLineageMonitor:
         from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
         from openlineage.client.facet_v2 import JobFacet, error_message_run, job_type_job
 
+        from ubunye.lineage.redact import mask_text, redact_record
+
+        # Masked as the record is (its own texts, the protected fields kept), before anything is built from them:
+        # an event leaves the process like a record, and no backend is trusted with more than the record holds.
+        inputs, outputs = [redact_record(d) for d in inputs], [redact_record(d) for d in outputs]
+        error = redact_record(error) if error is not None else None
         run_facets: dict[str, Any] = {RUN_FACET: self._run_facet(context, options)}
         if error is not None:
             run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
@@ -301,7 +339,7 @@ class OpenLineageMonitor:
             eventType=RunState[state],
             eventTime=at,
             run=Run(runId=run_uuid(context.run_id), facets=run_facets),
-            job=Job(namespace=self.namespace, name=job_name(context), facets=job_facets),
+            job=Job(namespace=mask_text(self.namespace), name=job_name(context), facets=job_facets),
             inputs=[
                 InputDataset(*self._name(d), facets=self._facets(d), inputFacets=self._stats(d, "in")) for d in inputs
             ],
@@ -313,17 +351,20 @@ class OpenLineageMonitor:
         )
 
     def _name(self, d: DatasetRecord) -> tuple[str, str]:
-        return dataset_name(d.location, self.table_namespace)
+        from ubunye.lineage.redact import mask_text
+
+        namespace, name = dataset_name(d.location, self.table_namespace)
+        return mask_text(namespace), name
 
     def _facets(self, d: DatasetRecord) -> dict[str, Any]:
         from openlineage.client.facet_v2 import datasource_dataset, schema_dataset
 
+        from ubunye.lineage.redact import mask_text
+
         namespace, _ = self._name(d)
         out: dict[str, Any] = {
             "dataSource": datasource_dataset.DatasourceDatasetFacet(
-                name=namespace,
-                uri=d.location if not (d.location or "").startswith("table:") else namespace,
-                producer=PRODUCER,
+                name=namespace, uri=mask_text(source_uri(d.location, self.table_namespace)), producer=PRODUCER
             )
         }
         fields = schema_fields(d.schema)
@@ -354,6 +395,8 @@ class OpenLineageMonitor:
         }
 
     def _run_facet(self, context: RunContext, options: RunOptions | None) -> object:
+        from ubunye.lineage.redact import mask_text
+
         record = getattr(self.recorder, "record", None)
         where = None
         if options is not None:
@@ -366,7 +409,7 @@ class OpenLineageMonitor:
             run_id=context.run_id,
             code_hash=getattr(record, "code_hash", None),
             environment_hash=getattr(record, "environment_hash", None),
-            record=where,
+            record=None if where is None else mask_text(where),
             producer=PRODUCER,
         )
 

@@ -55,7 +55,12 @@ def packed_buckets(record: BucketsRecord, where: str = "buckets", path: str | No
     except (binascii.Error, UnicodeEncodeError, zlib.error):
         raise MalformedRecord("data is not base64 of zlib-compressed buckets", path, where) from None
     if len(packed) != want or inflate.unconsumed_tail or not inflate.eof:
-        msg = f"data holds {len(packed)} bytes of buckets, {want} expected for n={record.n}"
+        if len(packed) <= want and not inflate.eof:
+            raise MalformedRecord("data is cut short (its zlib stream does not end)", path, where)
+        # Inflating stops one byte past what n needs: the real size is known only when the stream ended there.
+        whole = inflate.eof and not inflate.unconsumed_tail
+        size = f"{len(packed)}" if whole else f"more than {want}"
+        msg = f"data holds {size} bytes of buckets, {want} expected for n={record.n}"
         raise MalformedRecord(msg, path, where)
     if rows is not None:  # every row is in one bucket (section 12.2): the counts add up to the row count
         counted = sum(int.from_bytes(packed[i : i + 8], "big") for i in range(0, want, _BUCKET_BYTES))

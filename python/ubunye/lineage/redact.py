@@ -190,17 +190,22 @@ def _redact(node: object, values: list[str]) -> object:
     return node
 
 
-#: Fields ubunye itself produces (identity, times, hashes, counts, the environment): never rewritten, so masking
-#: cannot move a record to another path, corrupt a hash that happens to contain a 4-character secret, or make
-#: ``environment_hash`` disagree with ``environment``.
+#: Fields ubunye itself produces (identity, times, hashes, counts, the environment, the process, a dataset's
+#: profile): never rewritten, so masking cannot move a record to another path, corrupt a hash or fingerprint that
+#: happens to contain a 4-character secret, or make ``environment_hash`` disagree with ``environment``. A dataset's
+#: ``columns`` (their names, types and fingerprints), its ``key`` (names of those columns) and ``buckets`` are kept
+#: whole, like its ``schema``: they are what the data holds, and masking a column name in one place but not in
+#: another made the record contradict itself. A secret equal to a column's name is not leaked by naming the column.
 PROTECTED_FIELDS = frozenset(
     {
         "record_version", "run_id", "usecase", "package", "task", "status", "started_at", "ended_at",
-        "duration_seconds", "ubunye_version", "backend", "entry_point", "config_hash", "code_hash", "environment",
-        "environment_hash", "hash_inputs", "row_count", "schema_hash", "data_hash", "hash_method", "schema",
-        "written", "seconds", "passed", "stage", "severity", "version",
+        "duration_seconds", "ubunye_version", "backend", "entry_point", "process", "config_hash", "code_hash",
+        "environment", "environment_hash", "hash_inputs", "row_count", "schema_hash", "data_hash", "hash_method",
+        "schema", "columns", "buckets", "key", "profile_method", "hash_mode", "timestamp", "written", "seconds",
+        "passed", "stage", "severity", "version",
     }
 )  # fmt: skip
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def _masked(node: _D, values: list[str]) -> _D:
@@ -218,8 +223,8 @@ def _masked(node: _D, values: list[str]) -> _D:
 def _mask_tree(node: object, values: list[str]) -> object:
     if is_dataclass(node) and not isinstance(node, type):
         return _masked(node, values)
-    if isinstance(node, dict):
-        return {k: _mask_tree(v, values) for k, v in node.items()}
+    if isinstance(node, dict):  # keys too: a free-form mapping (observed, extra) may be keyed by any text
+        return {(mask_text(k, values) if isinstance(k, str) else k): _mask_tree(v, values) for k, v in node.items()}
     if isinstance(node, list | tuple):
         return type(node)(_mask_tree(v, values) for v in node)
     if isinstance(node, str):
@@ -227,11 +232,28 @@ def _mask_tree(node: object, values: list[str]) -> object:
     return node
 
 
+def _keep_openlineage_ids(record: object, clean: object) -> None:
+    """Put back in ``clean`` the OpenLineage ids ubunye computed (``extra.openlineage``): the run UUID, derived
+    from the run id, and the job name, made of usecase, package and task (themselves never masked)."""
+    extra, masked = getattr(record, "extra", None), getattr(clean, "extra", None)
+    note = extra.get("openlineage") if isinstance(extra, dict) else None
+    into = masked.get("openlineage") if isinstance(masked, dict) else None
+    if not isinstance(note, dict) or not isinstance(into, dict):
+        return
+    run_id, job = note.get("run_id"), note.get("job")
+    if isinstance(run_id, str) and _UUID.fullmatch(run_id) and "run_id" in into:
+        into["run_id"] = run_id
+    names = (getattr(record, n, None) for n in ("usecase", "package", "task"))
+    if isinstance(job, str) and job == ".".join(map(str, names)) and "job" in into:
+        into["job"] = job
+
+
 def redact_record(record: _D, values: Iterable[str] = ()) -> _D:
     """A copy of a run record (or any dataclass) with every string masked: the config with
     :func:`redact_config`, every other string (locations, error type and message, hash errors, timing names,
-    expectation errors and observations, extra fields) with :func:`mask_text`. :data:`PROTECTED_FIELDS` are
-    kept as they are.
+    expectation errors and observations, extra fields, and the keys of free-form mappings) with
+    :func:`mask_text`. :data:`PROTECTED_FIELDS` are kept as they are, as are the OpenLineage run UUID and job
+    name in ``extra``.
 
     Besides the remembered values, ``values`` (the recorder passes its config's :func:`secret_values`) and the
     secret values of the record's own config are masked too, so a record written by an older version, with its
@@ -247,7 +269,9 @@ def redact_record(record: _D, values: Iterable[str] = ()) -> _D:
     """
     own = getattr(record, "config", None)
     found = set(values) | (secret_values(own) if isinstance(own, dict) else set())
-    return _masked(record, sorted(found))
+    clean = _masked(record, sorted(found))
+    _keep_openlineage_ids(record, clean)
+    return clean
 
 
 # --- logging --------------------------------------------------------------------------------------------------------

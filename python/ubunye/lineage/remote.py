@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from ubunye.exceptions import RecordError
 from ubunye.lineage.redact import mask_text, remember_secrets
-from ubunye.lineage.secrets import is_secret_name
+from ubunye.lineage.secrets import is_secret_name, secret_values
 
 log = logging.getLogger("ubunye")
 
@@ -43,6 +43,8 @@ CREDENTIAL_ENV = (
     "AZURE_CLIENT_SECRET",
 )
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+#: Schemes whose ``name@account`` names a container, not a user.
+_CONTAINER_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
 #: Storage option names that hold a credential although their name alone does not say so (s3fs's ``key`` is the
 #: access key id, a name rather than a secret, like a user name).
 _CREDENTIAL_OPTIONS = {"secret", "token", "account_key", "sas_token", "connection_string", "client_secret"}
@@ -60,14 +62,20 @@ def scheme_of(url: str) -> str | None:
 
 
 def shown_url(url: str) -> str:
-    """The URL as printed: a user or password in it (``sftp://u:pw@host/x``) never shown.
+    """The URL as printed: a user or password in it (``sftp://u:pw@host/x``) never shown. The container of an
+    Azure URL (``abfss://container@account...``) is no user: it is kept, so the URL shown is still the address.
 
     Example:
         >>> shown_url("sftp://ops:hunter22@host/records"), shown_url("s3://bucket/records")
         ('sftp://***@host/records', 's3://bucket/records')
+        >>> shown_url("abfss://raw@acct.dfs.core.windows.net/records")
+        'abfss://raw@acct.dfs.core.windows.net/records'
     """
     parts = urlsplit(url)
     if parts.scheme and "@" in parts.netloc:
+        userinfo = parts.netloc.rpartition("@")[0]
+        if parts.scheme.lower() in _CONTAINER_SCHEMES and ":" not in userinfo:
+            return mask_text(url)  # which keeps the container too (docs/tasks-and-records.md, "Secrets")
         return mask_text(url.replace(parts.netloc, "***@" + parts.netloc.rpartition("@")[2], 1))
     return mask_text(url)
 
@@ -151,6 +159,9 @@ class RemoteFiles:
     """
 
     def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
+        # The URL's own password first: the filesystem's client may quote the URL's authority whole in any error
+        # (botocore: 'Invalid bucket name "AKIA...:<password>@bucket"'), even one raised by checked_url's callers.
+        remember_secrets(secret_values(url))
         url = checked_url(url)
         self.url = url.rstrip("/")
         self.shown = shown_url(self.url)
@@ -176,6 +187,9 @@ class RemoteFiles:
         except ValueError as exc:
             if "protocol not known" not in str(exc).lower():
                 raise RecordError(f"records {self.shown}: cannot open: {mask_text(str(exc))}") from None
+            if self.scheme in EXTRAS:  # a scheme only its package registers (adlfs adds abfss://): not installed
+                msg = f"records {self.shown}: no filesystem for {self.scheme}:// is installed; "
+                raise RecordError(msg + _install(self.scheme, "")) from None
             msg = (
                 f"records {self.shown}: unknown scheme {self.scheme + '://'!r} (no fsspec filesystem has it); give "
                 "a local path or a URL fsspec opens (s3://, gs://, abfs://, file://)"

@@ -379,11 +379,27 @@ def find_secrets(text: str) -> set[str]:
 # --- values of a config ---------------------------------------------------------------------------------------------
 
 
+# In a secret block, ``type: api_key`` (``mode: basic``, ``method: oauth``) names the kind of credential, a word
+# every config of that kind spells alike: no secret, and remembered as one it would be masked in every column
+# name, key and text that spells it. Only a plain word is passed over: anything else under such a key is a value.
+_KIND_KEYS = {"type", "types", "kind", "method", "mode", "scheme", "mechanism", "algorithm", "alg"}
+_KIND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
+
+
+def _names_a_kind(key: object, value: object) -> bool:
+    words = _WORDS.findall(str(key))
+    return (
+        bool(words) and words[-1].lower() in _KIND_KEYS and isinstance(value, str) and bool(_KIND_WORD.fullmatch(value))
+    )
+
+
 def _leaves(node: object) -> Iterable[str]:
-    """Every string (and number) leaf of a subtree: the whole subtree of ``creds:`` is secret."""
+    """Every string (and number) leaf of a subtree: the whole subtree of ``creds:`` is secret, but for the words
+    naming the kind of credential (``auth: {type: api_key, ...}``)."""
     if isinstance(node, dict):
-        for v in node.values():
-            yield from _leaves(v)
+        for k, v in node.items():
+            if not _names_a_kind(k, v):
+                yield from _leaves(v)
     elif isinstance(node, list | tuple):
         for v in node:
             yield from _leaves(v)

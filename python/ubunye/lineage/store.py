@@ -163,8 +163,19 @@ def records_location(records: str | Path | None = None) -> str | Path | None:
         's3://bucket/records'
     """
     if records is not None and str(records).strip():
+        _refuse_whitespace(str(records))
         return records
     return os.environ.get(RECORDS_ENV, "").strip() or None
+
+
+def _refuse_whitespace(records: str) -> None:
+    """A RecordError for a records location given with whitespace around it: ``" s3://b/r"`` would be a local
+    folder named ``" s3:"`` in the current folder, ``"s3://b/r "`` the prefix ``"r /"``; never what was meant.
+    (``UBUNYE_RECORDS`` is stripped instead: a shell's ``$(cat file)`` or an env file leaves a newline.)"""
+    if records != records.strip():
+        msg = f"records location {printable(records)!r} has whitespace at its start or end, which would be part of "
+        msg += "the folder or key name: give it without (--records, records=)"
+        raise RecordError(msg)
 
 
 class RecordStore:
@@ -199,6 +210,7 @@ class RecordStore:
                 raise RecordError("a record store needs a usecase_dir or a records location")
             self.root = self.usecase_dir / LINEAGE_DIR
             return
+        _refuse_whitespace(str(records))
         local = _local_root(str(records))
         if local is not None:
             self.root = local
