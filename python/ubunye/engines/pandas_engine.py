@@ -173,6 +173,16 @@ def _remote_source(io: IOConfig, url: str) -> tuple[str, dict[str, Any]]:
     return path, {"filesystem": PyFileSystem(FSSpecHandler(fs))}
 
 
+def _options_refused(io: IOConfig, url: str, exc: Exception) -> str:
+    """Why ``io.storage_options`` did not open ``url``, with the names fsspec's filesystems take: the upper-case
+    names deltalake (object_store) takes, AWS_REGION and the like, are not theirs."""
+    scheme = url.split("://", 1)[0]
+    msg = f"input {io.name!r}: CONFIG.inputs.{io.name}.storage_options: the {scheme}:// filesystem pandas reads "
+    msg += f"{io.format} with (fsspec's) does not take them ({error_text(exc)}); it takes its own names (s3fs: key, "
+    msg += "secret, endpoint_url, client_kwargs...), where Delta inputs (deltalake) take AWS_REGION and the like"
+    return msg
+
+
 def _json_schema(file: Path) -> pa.Schema:
     """The schema pyarrow infers from every row of the json ``file`` (one read of it)."""
     import pyarrow.json as pj
@@ -322,7 +332,12 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
             return pa.table({})  # allow_empty, and no schema is declared: no rows, no columns
         if files is None:  # a URL: pyarrow lists it
             source, filesystem = _remote_source(io, path)
-            return larger_blocks(lambda size: _dataset(io, source, None, size, **filesystem).to_table())[0]
+            try:
+                return larger_blocks(lambda size: _dataset(io, source, None, size, **filesystem).to_table())[0]
+            except TypeError as exc:  # fsspec opens the filesystem lazily: an option it does not take shows here
+                if not filesystem:
+                    raise
+                raise EngineError(_options_refused(io, path, exc)) from exc
         refuse_compression(io, files, "pyarrow's dataset reader", (".zst",))
         root = local_path(path)
         assert root is not None
