@@ -233,6 +233,41 @@ def _written_version(engine: Engine[Any], io: IOConfig, base_dir: Path) -> int |
     return version
 
 
+#: ``_delta_now`` of a Delta output that has no table yet.
+_NO_TABLE = -1
+
+
+def _delta_now(engine: Engine[Any], io: IOConfig, base_dir: Path) -> int | None:
+    """The latest version of a Delta output at a path, :data:`_NO_TABLE` when none is there (a local path
+    without ``_delta_log``), None when it cannot be told (not Delta at a path, or the log did not read)."""
+    find = getattr(engine, "delta_version", None)
+    if find is None or io.format != "delta" or io.table is not None:
+        return None
+    try:
+        version: int | None = find(io, base_dir)
+        return version
+    except Exception:
+        local = local_path(location(io, base_dir))
+        return _NO_TABLE if local is not None and not (local / "_delta_log").exists() else None
+
+
+def _written_after_failure(
+    record: DatasetRecord, engine: Engine[Any], io: IOConfig, base_dir: Path, before: int | None
+) -> bool | None:
+    """What a failed write's record says of the output: False when it is known not to have landed, None (not
+    known) when it may have. A write that failed before its checkpoint never committed (``written`` is still
+    False then). After it, a local folder's commit is the last rename of the transaction (engines.transaction:
+    nothing after it raises), a Delta table's is a new version in its log; a catalog table's and an object
+    store's are inside the writer's one call, where an error after the commit cannot be told from one before."""
+    if record.written is not None:  # the checkpoint (which sets None) was not reached
+        return False
+    if io.format != "delta" and io.table is None and _lockable(engine, record.location) is not None:
+        return False
+    if before is not None and _delta_now(engine, io, base_dir) == before:
+        return False
+    return None
+
+
 def _transform(ctx: RunContext, sources: dict[str, Any]) -> dict[str, Any]:
     cfg = ctx.config
     if cfg.transform["type"] == "sql":
@@ -333,10 +368,11 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
                             locks.enter_context(output_lock(lockable))
                         hook = functools.partial(_checkpoint, ctx, monitors, options, run, start, record)
                         io = cfg.outputs[record.name]
+                        before = _delta_now(engine, io, ctx.usecase_dir)
                         try:
                             _write(engine, produced[record.name], io, ctx.usecase_dir, hook, guard)
                         except BaseException:
-                            record.written = False  # the engines leave the output as it was when the write fails
+                            record.written = _written_after_failure(record, engine, io, ctx.usecase_dir, before)
                             raise
                     record.written = True
                     record.version = _written_version(engine, cfg.outputs[record.name], ctx.usecase_dir)

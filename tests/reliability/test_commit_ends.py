@@ -103,7 +103,7 @@ def test_a_run_killed_after_its_commit_leaves_written_not_known(tmp_path, mode):
     trace = subprocess.run(
         [*CLI, "lineage", "trace", last[0].run_id, "-d", str(uc)], env=env, capture_output=True, text=True, timeout=120
     )
-    assert "not known: the run was committing it" in trace.stdout, trace.stdout + trace.stderr
+    assert "not known: the run stopped while committing it" in trace.stdout, trace.stdout + trace.stderr
     if mode == "append":
         return  # an append's record hashes the rows it added, not the location
     # the record's hash tells which rows are in place: the killed run's
@@ -111,3 +111,32 @@ def test_a_run_killed_after_its_commit_leaves_written_not_known(tmp_path, mode):
         [*CLI, "hash", str(uc / "data/out"), "--format", "csv", "--json"], env=env, capture_output=True, text=True
     )
     assert json.loads(hashed.stdout)["data_hash"] == last[0].outputs[0].data_hash, hashed.stdout + hashed.stderr
+
+
+def test_a_write_failing_after_its_checkpoint_says_written_only_what_is_known(tmp_path):
+    # Spark's save, saveAsTable and deltalake commit inside one call: an error after their commit said "not written"
+    # about rows in place. Now: False where nothing can have landed, None (not known) where it may have.
+    from ubunye.config import IOConfig
+    from ubunye.engines import get_engine, location
+    from ubunye.lineage.record import DatasetRecord
+    from ubunye.runner import _delta_now, _written_after_failure
+
+    engine = get_engine("pandas")
+    delta = IOConfig("o", format="delta", path="d")
+
+    def after(io, before, checkpointed=True):
+        where = location(io, tmp_path) if io.table is None else io.table
+        record = DatasetRecord("o", location=where, written=None if checkpointed else False)
+        return _written_after_failure(record, engine, io, tmp_path, before)
+
+    before = _delta_now(engine, delta, tmp_path)
+    assert before == -1  # no table there yet
+    assert after(delta, before) is False  # and still none
+    engine.write(pd.DataFrame({"a": [1]}), delta, tmp_path)  # a commit happened (version 0)
+    assert after(delta, before) is None  # rows may be in place: not known
+    now = _delta_now(engine, delta, tmp_path)
+    assert now == 0 and after(delta, now) is False  # the version did not move: nothing landed
+    assert after(delta, now, checkpointed=False) is False  # failed before its checkpoint: never committed
+    assert after(IOConfig("o", format="parquet", path="p"), None) is False  # a local folder: the rename is the commit
+    assert after(IOConfig("o", format="parquet", path="s3://b/p"), None) is None  # inside the writer's call
+    assert after(IOConfig("o", table="db.t"), None) is None

@@ -14,14 +14,62 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+from typer.core import TyperCommand, TyperOption
 
 from ubunye.engines.paths import is_url, local_path
 from ubunye.lineage.record import printable
 from ubunye.lineage.store import RECORDS_ENV
+
+if TYPE_CHECKING:  # the Context a command is given: Typer's own click, which exports it only from typer._click
+    from typer._click import Context
+
+
+class OptionsOnce(TyperCommand):
+    """A command that refuses an option given twice, as Click would keep its last value without a word
+    (``-dt 2026-12-01 -dt 2026-12-02`` ran one date; a command line built from a script's options and then the
+    user's lost one of them): a usage error naming the option, exit 2. Also a flag pair given both ways
+    (``--lineage --no-lineage``); not a flag repeated the same way (``--json --json`` loses nothing), not an
+    option declared for repeats (``run -t``) or counted, and nothing when an eager option (``--help``) is given:
+    it answers first. Every command is made with it (``app.command(cls=OptionsOnce)``)."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:  # shell completion parses a half-typed line: never refuse it
+            self._refuse_repeats(ctx, args)
+        return super().parse_args(ctx, args)
+
+    def _refuse_repeats(self, ctx: Context, args: list[str]) -> None:
+        """Parses ``args`` first with every single-value option made to append (Click records no repeats)."""
+        parser = self.make_parser(ctx)
+        once: list[TyperOption] = []
+        for param in self.get_params(ctx):
+            if not isinstance(param, TyperOption) or param.multiple or param.count or param.is_eager:
+                continue
+            each = copy.copy(param)  # the same option strings, replacing the original's in the parser
+            each.multiple = True
+            each.add_to_parser(parser, ctx)
+            once.append(param)
+        try:
+            given, _, order = parser.parse_args(args=list(args))  # a copy: the parser consumes the list it gets
+        except Exception:  # an unknown option, a missing value: left for the parse proper to say, Click's way
+            return
+        if any(param.is_eager for param in order):
+            return
+        for param in once:
+            values = given.get(param.name) or []
+            names = [*param.opts, *param.secondary_opts]
+            problem = None
+            if param.is_flag and len(set(values)) > 1:
+                problem = f"given both ways; give one of {', '.join(names)}"
+            elif not param.is_flag and len(values) > 1:
+                problem = f"given {'twice' if len(values) == 2 else f'{len(values)} times'}; give it once"
+            if problem is not None:  # with ctx, as the parser's own errors: the usage line and --help above it
+                raise typer.BadParameter(problem, ctx=ctx, param_hint="/".join(names))
 
 
 def _refuse(option: str, problem: str) -> typer.BadParameter:

@@ -641,4 +641,4 @@ def render_diff(r: DiffReport) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``diff`` to the app."""
-    app.command(name="diff", help=flow_help(diff_command.__doc__))(diff_command)
+    app.command(name="diff", cls=args.OptionsOnce, help=flow_help(diff_command.__doc__))(diff_command)

@@ -210,4 +210,4 @@ def hash_command(
 
 def register(app: typer.Typer) -> None:
     """Add ``hash`` to the app."""
-    app.command(name="hash", help=flow_help(hash_command.__doc__))(hash_command)
+    app.command(name="hash", cls=args.OptionsOnce, help=flow_help(hash_command.__doc__))(hash_command)

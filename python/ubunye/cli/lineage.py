@@ -66,7 +66,7 @@ def command(name: str | None = None) -> Callable[[F], F]:
     """Register a command of the group, its docstring flowed into the help text."""
 
     def deco(func: F) -> F:
-        return app.command(name, help=flow_help(func.__doc__))(func)
+        return app.command(name, cls=args.OptionsOnce, help=flow_help(func.__doc__))(func)
 
     return deco
 
@@ -83,12 +83,28 @@ def _store(usecase_dir: str | Path, records: str | None = None) -> RecordStore:
     """The store ``--records`` (else ``$UBUNYE_RECORDS``) names, else the usecase_dir's own."""
     where = records_location(args.records(records))
     if where is not None:
-        return RecordStore(records=where)
+        store = RecordStore(records=where)
+        if records is not None and not store.remote:  # given now and not there: a typo, not a store with no runs yet
+            _existing(Path(store.root))
+        return store
     folder = args.folder(str(usecase_dir), "-d")
     if not folder.is_dir():
         msg = f"usecase dir {printable(str(usecase_dir))} does not exist (give -d <usecase_dir>)"
         raise RecordError(msg)
     return RecordStore(folder)
+
+
+def _existing(root: Path) -> None:
+    """A records folder given with ``--records`` must be there. (``$UBUNYE_RECORDS`` and the usecase_dir's own
+    store may not be yet: set before a first run, they list no runs.) A file or a dangling link there is left to
+    the store, which names it."""
+    try:
+        there = root.exists() or root.is_symlink()
+    except OSError as exc:  # a name too long for the filesystem
+        raise RecordError(f"records folder {printable(str(root))}: {exc.strerror or exc}") from None
+    if not there:
+        msg = f"records folder {printable(str(root))} does not exist (check --records; a run makes it when it writes "
+        raise RecordError(msg + "its first record)")
 
 
 def _record_file(ref: str) -> Path | None:

@@ -10,6 +10,7 @@ from ubunye.cli import diff as diff_commands
 from ubunye.cli import hash as hash_commands
 from ubunye.cli import lineage as lineage_commands
 from ubunye.cli import run as run_commands
+from ubunye.cli.args import OptionsOnce
 from ubunye.cli.errors import set_debug
 from ubunye.lineage.redact import mask_text
 
@@ -57,7 +58,7 @@ def root(
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler])
 
 
-@app.command()
+@app.command(cls=OptionsOnce)
 def version() -> None:
     """Print the ubunye version."""
     import ubunye

@@ -172,8 +172,8 @@ def _dataset_details(out: Console, record: RunRecord) -> None:
             value = getattr(d, key)
             if key in _SHOWN_WHEN_SET and value is None:
                 continue
-            if key == "written" and value is None and record.status == "running":  # the checkpoint's (runner)
-                value = "not known: the run was committing it (compare its data_hash with the location)"
+            if key == "written" and value is None and record.status != "success":  # runner: the checkpoint's
+                value = "not known: the run stopped while committing it (compare its data_hash with the location)"
             out.print(line(f"  {key:<12} ", dash(", ".join(value) if key == "key" else value)), soft_wrap=True)
         if d.buckets is not None:
             out.print(line(f"  {'buckets':<12} ", dash(f"{d.buckets.n} (packed, docs/rows-v1.md section 12.2)")))

@@ -91,4 +91,4 @@ def run(
 
 def register(app: typer.Typer) -> None:
     """Add ``run`` to the app."""
-    app.command(name="run")(run)
+    app.command(name="run", cls=args.OptionsOnce)(run)
