@@ -65,7 +65,18 @@ CONFIG:
 
 @pytest.mark.parametrize(
     ("written", "read_as"),
-    [("010", 8), ("0x10", 16), ("1:30", 90), ("1_0", 10), ("0b10", 2), ("-010", -8), ("+0x1f", 31), ("00", 0)],
+    [
+        ("010", 8),
+        ("0x10", 16),
+        ("1:30", 90),
+        ("1_0", 10),
+        ("0b10", 2),
+        ("-010", -8),
+        ("+0x1f", 31),
+        ("00", 0),
+        ("1_00_0", 1000),
+        ("1000_000", 1000000),
+    ],
 )
 def test_an_integer_yaml_reads_as_another_number_is_refused(tmp_path: Path, written: str, read_as: int) -> None:
     # Was: VERSION recorded as str(read_as), inputs.i.version read as read_as.
@@ -80,7 +91,10 @@ def test_an_explicit_int_tag_on_such_text_is_refused(tmp_path: Path) -> None:
     refused(write(tmp_path, text), "CONFIG.inputs.i.version: line 4", "'010'")
 
 
-@pytest.mark.parametrize(("written", "value"), [("10", 10), ("0", 0), ("-5", -5), ("+7", 7), ("!!int '12'", 12)])
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [("10", 10), ("0", 0), ("-5", -5), ("+7", 7), ("!!int '12'", 12), ("1_000_000", 1000000), ("-12_345", -12345)],
+)
 def test_plain_decimal_integers_are_read(written: str, value: int) -> None:
     assert parse_yaml(f"a: [{written}]\n", "c.yaml") == {"a": [value]}
 
@@ -165,7 +179,7 @@ def test_an_unquoted_word_in_an_expectation_is_refused(tmp_path: Path) -> None:
         "{% set q %}{{ dtf }}{% endset %}SELECT id FROM i WHERE id = {{ q[1:] }}",
         # Where engines read the text before it differently, the value is taken as unquoted.
         "SELECT $$ ' $$ AS a, id FROM i WHERE id = '{{ dtf }}'",
-        "SELECT 'a\\\\' AS a, id FROM i WHERE id = '{{ dtf }}'",
+        "SELECT 'a\\' AS a, id FROM i WHERE id = '{{ dtf }}'",  # Spark: the literal goes on; DuckDB: it ends
         "SELECT /* /* */ ' */ '{{ dtf }}' AS a FROM i",
         "SELECT id FROM i -- '{{ dtf }}'",
     ],
@@ -177,6 +191,107 @@ def test_values_that_reach_sql_another_way_are_checked_too(tmp_path: Path, query
 def test_a_variable_only_tested_may_be_a_word(tmp_path: Path) -> None:
     query = "SELECT id FROM i{% if mode == 'prod' %} WHERE id > 1{% endif %}"
     assert load_config(sql(tmp_path, query), mode="prod").transform["query"].strip() == "SELECT id FROM i WHERE id > 1"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT id FROM i{% if mode %} WHERE m = '{{ mode }}'{% endif %}",
+        "SELECT id FROM i{% if mode == 'prod' %} WHERE id > 1{% elif mode %} WHERE id > 2{% endif %}",
+        "SELECT id FROM i{% if mode %} WHERE id > 1{% endif %}",
+    ],
+)
+def test_a_bare_name_tested_may_be_a_word(tmp_path: Path, query: str) -> None:
+    # Was: `{% if mode %}` refused any mode but a number or a date (the test's own name was not counted as a test).
+    assert "WHERE" in load_config(sql(tmp_path, query), mode="x y").transform["query"]
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "written"),
+    [
+        ("SELECT id FROM i ORDER BY id {{ 'DESC' if mode == 'latest' else 'ASC' }}", {"mode": "latest"}, "id DESC"),
+        ("""SELECT id FROM i {{ "WHERE id > 1" if mode == 'incr' else '' }}""", {"mode": "incr"}, "i WHERE id > 1"),
+        ("SELECT id FROM i {{ 'WHERE id > 1' if mode is defined and mode != 'full' }}", {"mode": "x"}, "i WHERE"),
+        ("{% set p = mode == 'prod' %}SELECT id FROM i{% if p %} WHERE id > 1{% endif %}", {"mode": "prod"}, "WHERE"),
+        ("SELECT id FROM {{ 'i_' ~ mode }}", {"mode": "prod"}, "FROM i_prod"),
+        ("SELECT id FROM {{ mode ~ '_i' if mode else 'i' }}", {"mode": "prod"}, "FROM prod_i"),
+        ("""SELECT id FROM i WHERE d = {{ "'" ~ dt ~ "'" }}""", {"dt": "2026-12-01 x"}, "d = '2026-12-01 x'"),
+    ],
+)
+def test_text_the_template_writes_is_not_the_values(
+    tmp_path: Path, query: str, variables: dict[str, str], written: str
+) -> None:
+    # Was: refused, as if the value had written 'DESC', 'WHERE id > 1' or 'i_prod' (where `i_{{ mode }}` went in).
+    assert written in load_config(sql(tmp_path, query), **variables).transform["query"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT id FROM i WHERE id = {{ mode or 'x' }}",  # `or` writes its operand
+        "SELECT id FROM i WHERE id = {{ mode ~ '' }}",
+        "SELECT id FROM i WHERE id = {{ '' ~ mode | lower }}",
+        "SELECT id FROM i WHERE id = {{ mode if mode == 'id' else 2 }}",
+        "SELECT id FROM i WHERE id = {{ (mode ~ 'x')[:2] if mode is defined }}",
+        "SELECT id FROM i WHERE id = {{ (mode if mode != 'x' else '') ~ ' ' }}",
+        "{% set q = mode if mode == 'id' %}SELECT id FROM i WHERE id = {{ q }}",
+    ],
+)
+def test_what_a_value_writes_is_still_checked(tmp_path: Path, query: str) -> None:
+    message = refused(sql(tmp_path, query), "CONFIG.transform.query", "mode=", "cannot go into SQL", mode="id")
+    assert "outside a quoted" in message or "set, a loop" in message, message
+
+
+@pytest.mark.parametrize(
+    "literal",
+    ["'^\\d+$'", "'a\\\\'", "'a\\\\\\\\'", "'a\\\"'", "'x' || E'\\\\'", '"a\\\\"', "'\\n'"],
+)
+def test_a_backslash_both_engines_read_alike_keeps_the_literal(tmp_path: Path, literal: str) -> None:
+    # Was: any backslash in a literal made the rest of the query "unknown": a regex earlier refused every '{{ mode }}'.
+    query = f"SELECT id FROM i WHERE s rlike {literal} AND m = '{{{{ mode }}}}'"
+    assert "m = 'x y'" in load_config(sql(tmp_path, query), mode="x y").transform["query"]
+
+
+@pytest.mark.parametrize("literal", ["'a\\'", "'a\\\\\\'", '"a\\"', "`a\\`"])
+def test_a_backslash_before_the_literals_own_quote_leaves_the_rest_unknown(tmp_path: Path, literal: str) -> None:
+    # Spark reads `'a\'` as an open literal, DuckDB as a closed one: what follows is taken as unquoted.
+    query = f"SELECT id FROM i WHERE s = {literal} AND m = '{{{{ mode }}}}'"
+    refused(sql(tmp_path, query), "CONFIG.transform.query", "mode=", "read the query's text", mode="x y")
+    assert load_config(sql(tmp_path, query), mode="20261201").transform["query"]
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "value"),
+    [
+        ('SELECT id FROM i WHERE s = "{{ dtf }}"', "dtf", "s"),
+        ("SELECT id FROM i WHERE s = `{{ mode }}`", "mode", "id"),
+        ('SELECT id FROM i WHERE s = "{{ mode }}{{ dtf }}"', "dtf", "id"),
+        ('SELECT id FROM i WHERE s = "{{ dtf }}"', "dtf", "2x"),
+    ],
+)
+def test_a_word_alone_in_double_quotes_or_backticks_is_refused(
+    tmp_path: Path, query: str, name: str, value: str
+) -> None:
+    # Was: `s = "{{ dtf }}"` with dtf=s compared the column with itself on DuckDB and polars (true on every row).
+    variables = {"dtf": value, "mode": ""} | {name: value}
+    message = refused(sql(tmp_path, query), "CONFIG.transform.query", f"{name}=", "single quotes", **variables)
+    assert "cannot go into SQL" in message, message
+
+
+@pytest.mark.parametrize(
+    ("query", "value"),
+    [
+        ('SELECT id FROM i WHERE s = "{{ dtf }}"', "2026-12-01"),
+        ('SELECT id FROM i WHERE s = "{{ dtf }}"', "20261201"),
+        ('SELECT id FROM i WHERE s = "{{ dtf }}"', "x y"),
+        ('SELECT id AS "col_{{ dtf }}" FROM i', "s"),
+        ("SELECT id AS `{{ dtf }}_x` FROM i", "s"),
+        ('SELECT id AS "a""{{ dtf }}" FROM i', "s"),
+        ("SELECT id FROM i WHERE s = '{{ dtf }}'", "s"),
+    ],
+)
+def test_a_word_joined_in_double_quotes_or_a_single_quoted_word_goes_in(tmp_path: Path, query: str, value: str) -> None:
+    assert value in load_config(sql(tmp_path, query), dtf=value).transform["query"]
 
 
 def test_the_unquoted_injection_reads_nothing_through_the_cli(tmp_path: Path) -> None:

@@ -431,6 +431,8 @@ _SQL_VARS = frozenset({"dt", "dtf", "mode"})
 #: joined by '-', which no other token can join), or a word joined to a name the query writes (orders_{{ mode }}).
 _SQL_LITERAL = re.compile(r"[0-9]+(?:[-.][0-9]+)*")
 _SQL_WORD = re.compile(r"[A-Za-z0-9_]+")
+#: What DuckDB and polars read as a column's name when it is all a pair of double quotes or backticks holds.
+_SQL_NAME = re.compile(r"\w+")
 _LITERAL_RULE = "it must be a number or a date"
 
 
@@ -442,6 +444,15 @@ def _code_rule(name: str) -> str:
     )
 
 
+def _name_rule(name: str) -> str:
+    return (
+        f'a word alone in double quotes or backticks is a column\'s name to DuckDB and polars (s = "{{{{ {name} }}}}" '
+        f"with {name}=s is true on every row): to compare with text, write a string literal in single quotes, "
+        f"'{{{{ {name} }}}}' ('...' is a string on every engine); to name a column, join it to characters the "
+        f'config writes ("col_{{{{ {name} }}}}")'
+    )
+
+
 #: Private-use characters marking, while a query renders, what each expression using dt, dtf or mode wrote there:
 #: open, the variables' names, separator, the text, close. sql_problem refuses them in a value (not printable).
 _OPEN, _SEP, _CLOSE = "\ue000", "\ue001", "\ue002"
@@ -450,9 +461,13 @@ _MARK_FILTER = "ubunye-sql-mark"
 #: Statements whose body is written where it stands: an expression inside one writes straight into the query.
 #: Any other (set, macro, call, filter blocks) captures text that a later expression may cut up.
 _IN_PLACE = (nodes.Template, nodes.If, nodes.For, nodes.With, nodes.Scope, nodes.ScopedEvalContextModifier)
-#: What each scanner state means for a value written there; "unknown" covers comments and what follows text that
-#: the engines read differently ('$$' strings, backslash escapes, '#' comments, a comment opened inside another).
-_CONTEXTS = {"code": "code", "'": "quoted", '"': "quoted", "`": "quoted"}
+#: What each scanner state means for a value written there: "quoted" in a string literal ('...'), "named" in
+#: double quotes or backticks (a string to Spark, a column's name to DuckDB and polars); "unknown" covers comments
+#: and what follows text that the engines read differently ('$$' strings, a backslash before a literal's own quote,
+#: '#' comments, a comment opened inside another).
+_CONTEXTS = {"code": "code", "'": "quoted", '"': "named", "`": "named"}
+#: Expressions whose value is a boolean: a name inside one decides something, its text reaches nothing.
+_BOOLEAN = (nodes.Compare, nodes.Test, nodes.Not)
 
 
 def sql_problem(value: str) -> str | None:
@@ -490,25 +505,47 @@ def _mark_outputs(ast: nodes.Template, names: frozenset[str]) -> set[str]:
     """Wrap each expression written in place that uses one of ``names`` in the marking filter; the names also
     used another way (``{% set q = dt %}``, ``{% for c in dt %}``, a macro), whose text is not marked.
 
-    An ``{% if %}`` test writes nothing: a value only tested there may be anything.
+    A name whose value cannot reach the text as text is not a use: in a comparison, a test (``is defined``) or a
+    ``not`` (each a boolean), or in what only decides (an ``{% if %}``'s or ``{% elif %}``'s test, the test of
+    ``x if mode == 'a' else y``, a loop's ``if``): a value only tested may be anything. ``and``/``or`` give an
+    operand (``mode or 'x'`` writes mode), a filter a text made from the value: those are uses. Of a ``~`` or
+    ``x if t else y`` written in place, each part that uses a name is marked on its own: the template's own
+    parts (``'orders_' ~ mode``) are written by the config.
     """
     seen: set[int] = set()
-    for test in ast.find_all(nodes.If):
-        seen.update(id(n) for n in test.test.find_all(nodes.Name))
+    for node in ast.find_all((*_BOOLEAN, nodes.If, nodes.CondExpr, nodes.For)):
+        decides = node if isinstance(node, _BOOLEAN) else getattr(node, "test", None)  # If, CondExpr, For
+        if decides is not None:
+            seen.update(id(n) for n in (decides, *decides.find_all(nodes.Name)) if isinstance(n, nodes.Name))
+    tested = frozenset(seen)
 
     def uses(expr: nodes.Node) -> list[nodes.Name]:
         found = [expr] if isinstance(expr, nodes.Name) else []
-        return [n for n in [*found, *expr.find_all(nodes.Name)] if n.name in names and n.ctx == "load"]
+        return [
+            n
+            for n in [*found, *expr.find_all(nodes.Name)]
+            if n.name in names and n.ctx == "load" and id(n) not in tested
+        ]
+
+    def marked(expr: nodes.Expr) -> nodes.Expr:
+        if isinstance(expr, nodes.Concat):
+            expr.nodes = [marked(part) for part in expr.nodes]
+            return expr
+        if isinstance(expr, nodes.CondExpr):  # its test is in `tested`
+            expr.expr1 = marked(expr.expr1)
+            expr.expr2 = None if expr.expr2 is None else marked(expr.expr2)
+            return expr
+        used = uses(expr)
+        if not used or isinstance(expr, nodes.TemplateData):
+            return expr
+        seen.update(id(n) for n in used)
+        joined = nodes.Const(",".join(sorted({n.name for n in used})))
+        return nodes.Filter(expr, _MARK_FILTER, [joined], [], None, None, lineno=expr.lineno)
 
     def walk(node: nodes.Node, in_place: bool) -> None:
         for child in node.iter_child_nodes():
             if isinstance(child, nodes.Output) and in_place:
-                for i, expr in enumerate(child.nodes):
-                    used = uses(expr)
-                    if used and not isinstance(expr, nodes.TemplateData):
-                        seen.update(id(n) for n in used)
-                        joined = nodes.Const(",".join(sorted({n.name for n in used})))
-                        child.nodes[i] = nodes.Filter(expr, _MARK_FILTER, [joined], [], None, None, lineno=expr.lineno)
+                child.nodes = [marked(expr) for expr in child.nodes]
             elif isinstance(child, nodes.Stmt):
                 walk(child, in_place and isinstance(child, _IN_PLACE))
 
@@ -541,29 +578,42 @@ def _unmark(text: str) -> tuple[str, list[tuple[str, int, int]]] | None:
         at = close + 1
 
 
-def _sql_contexts(text: str, starts: list[int]) -> list[str]:
-    """Where each position of ``starts`` (ascending) lies in the SQL ``text``: "code", "quoted" or "unknown".
+def _sql_contexts(text: str, starts: list[int]) -> list[tuple[str, int]]:
+    """Where each position of ``starts`` (ascending) lies in the SQL ``text``: "code", "quoted" (in '...'),
+    "named" (in "..." or `...`) or "unknown"; with, when quoted or named, where its opening quote is (else -1).
 
     Read as every engine here reads it (Spark SQL, DuckDB, polars), failing towards "unknown" where they differ:
-    after a '$' ('$$' strings: DuckDB), a '#' (a comment to some), a backslash in a literal (an escape to Spark,
-    not to DuckDB), a carriage return or backslash in a '--' comment, or a comment opened inside another
-    (nested in DuckDB and Spark, not in polars).
+    after a '$' ('$$' strings: DuckDB), a '#' (a comment to some), a backslash before a literal's own quote
+    (`'a\\'` is open to Spark, which reads escapes, and closed to DuckDB; a backslash before another backslash
+    or any other character leaves both inside the literal), a carriage return or backslash in a '--' comment,
+    or a comment opened inside another (nested in DuckDB and Spark, not in polars). A doubled quote (`'it''s'`)
+    stays inside the literal.
+
+    Example:
+        >>> bs = chr(92)  # a backslash
+        >>> text = f"a = '{bs}d' AND b = '' AND c = 'x{bs}{bs}' AND d = '' AND e = 'x{bs}' AND f = ''"
+        >>> _sql_contexts(text, [text.index("''") + 1, text.index("d = '") + 5, text.index("f = '") + 5])
+        [('quoted', 17), ('quoted', 42), ('unknown', -1)]
     """
-    out: list[str] = []
-    state, i = "code", 0
+    out: list[tuple[str, int]] = []
+    state, i, opened = "code", 0, -1
     for start in starts:
         while i < start and state != "unknown":
             ch, two = text[i], text[i : i + 2]
             step = 1
             if state == "code":
                 if ch in "'\"`":
-                    state = ch
+                    state, opened = ch, i
                 elif two in ("--", "/*"):
                     state, step = ("line" if two == "--" else "block"), 2
                 elif ch in "$#\\":
                     state = "unknown"
             elif state in ("'", '"', "`"):
-                state = "unknown" if ch == "\\" else "code" if ch == state else state
+                after = text[i + 1 : i + 2]
+                if ch == "\\":
+                    state, step = ("unknown", 1) if after == state else (state, 2 if after == "\\" else 1)
+                elif ch == state:
+                    state, step = (state, 2) if after == state else ("code", 1)
             elif state == "line":
                 state = "code" if ch == "\n" else "unknown" if ch in "\r\\" else state
             elif two == "/*":  # in a block comment
@@ -571,7 +621,8 @@ def _sql_contexts(text: str, starts: list[int]) -> list[str]:
             elif two == "*/":
                 state, step = "code", 2
             i += step
-        out.append(_CONTEXTS.get(state, "unknown") if i == start else "unknown")
+        context = _CONTEXTS.get(state, "unknown") if i == start else "unknown"
+        out.append((context, opened if context in ("quoted", "named") else -1))
     return out
 
 
@@ -599,6 +650,26 @@ def _one_literal(text: str, start: int, end: int, written: bytearray) -> bool:
     return False
 
 
+def _alone_in_quotes(text: str, opened: int, start: int, end: int, written: bytearray) -> str | None:
+    """What the quotes opened at ``opened`` hold, when it is all the values' own text (``written``) around
+    ``text[start:end]``, nothing the config wrote (a doubled quote ends nothing); else None.
+
+    Example:
+        >>> text = 'a = "id" AND "c_id"'
+        >>> written = bytearray(len(text))
+        >>> written[5:7] = written[16:18] = b"ww"
+        >>> _alone_in_quotes(text, 4, 5, 7, written), _alone_in_quotes(text, 13, 16, 18, written)
+        ('id', None)
+    """
+    quote, left, right = text[opened], start, end
+    while left > opened + 1 and written[left - 1]:
+        left -= 1
+    while right < len(text) and written[right]:
+        right += 1
+    closed = text[right : right + 1] == quote and text[right + 1 : right + 2] != quote
+    return text[left:right] if left == opened + 1 and closed else None
+
+
 def _sql_error(names: list[str], variables: Mapping[str, object], problem: str, made: str | None = None) -> ConfigError:
     shown = ", ".join(f"{name}={str(variables.get(name))[:60]!r}" for name in names)
     those = "template variable" + ("s" if len(names) > 1 else "")
@@ -612,10 +683,11 @@ def _sql_error(names: list[str], variables: Mapping[str, object], problem: str, 
 def _render_sql(text: str, ast: nodes.Template, variables: Mapping[str, object], limit: int) -> str:
     """Render a query or expression, checking what dt, dtf and mode write into it, where they write it.
 
-    Every value: :func:`sql_problem`. Then what each expression using one writes (marked while rendering):
-    inside a quoted literal, nothing that could end it; outside, one literal (:func:`_code_problem`); where the
-    engines may read the text before it differently, or where the value went through a variable, a loop or a
-    macro first (not marked), a number or a date.
+    Every value: :func:`sql_problem`. Then what each expression using one writes (marked while rendering; a
+    value only tested writes nothing, see :func:`_mark_outputs`): inside quotes, nothing that could end them, and
+    in double quotes or backticks not a word that is all they hold (a column's name to DuckDB and polars);
+    outside, one literal (:func:`_one_literal`); where the engines may read the text before it differently, or
+    where the value went through a variable, a loop or a macro first (not marked), a number or a date.
     """
     names = frozenset(
         name for name in meta.find_undeclared_variables(ast) & _SQL_VARS if isinstance(variables.get(name), str)
@@ -644,10 +716,14 @@ def _render_sql(text: str, ast: nodes.Template, variables: Mapping[str, object],
     written = bytearray(len(plain))
     for _, start, end in spans:
         written[start:end] = b"\x01" * (end - start)
-    for (span_names, start, end), context in zip(spans, _sql_contexts(plain, [s for _, s, _ in spans]), strict=True):
+    contexts = _sql_contexts(plain, [s for _, s, _ in spans])
+    for (span_names, start, end), (context, opened) in zip(spans, contexts, strict=True):
         value, used = plain[start:end], span_names.split(",")
-        if context == "quoted":
+        if context in ("quoted", "named"):
             problem = sql_problem(value)
+            whole = _alone_in_quotes(plain, opened, start, end, written) if context == "named" and value else None
+            if not problem and whole and _SQL_NAME.fullmatch(whole) and not _SQL_LITERAL.fullmatch(whole):
+                problem = _name_rule(used[0])
         elif context == "code":
             problem = None if _one_literal(plain, start, end, written) else _code_rule(used[0])
         else:
@@ -656,7 +732,7 @@ def _render_sql(text: str, ast: nodes.Template, variables: Mapping[str, object],
                 if _SQL_LITERAL.fullmatch(value) or not value
                 else (
                     f"where the engines may read the query's text before it differently (in a comment, after '$', "
-                    f"'#' or a backslash), {_LITERAL_RULE}"
+                    f"'#' or a backslash before a literal's own quote), {_LITERAL_RULE}"
                 )
             )
         if problem:

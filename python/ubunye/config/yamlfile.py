@@ -82,7 +82,8 @@ class _Loader(yaml.SafeLoader):
 
 #: An integer as written in decimal: YAML 1.1 also reads octal (``010`` is 8), hex, binary, ``1_0`` and base 60
 #: (``1:30`` is 90), so the number kept would not be the text a reader of the file sees.
-_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+#: Thousands written apart (``1_000_000``, as in Python) are that number, and a common way to write a limit.
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*|[1-9][0-9]{0,2}(?:_[0-9]{3})+)")
 
 
 def _int_problem(node: ScalarNode) -> str | None:
