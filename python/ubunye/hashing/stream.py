@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Callable
 from typing import Protocol
 
 import pyarrow as pa
@@ -144,18 +145,28 @@ def stream_to_arrow(frame: ArrowStream) -> pa.Table:
         raise HashError(msg) from exc
 
 
-def _polars_object(dtype: object, path: str) -> str | None:
-    """The path of the first polars ``Object`` in ``dtype`` (itself, a list's or array's items, a struct's fields)."""
-    if type(dtype).__name__ == "Object" or getattr(dtype, "__name__", None) == "Object":  # instance or class
+def _first(dtype: object, path: str, hit: Callable[[object, str], bool]) -> str | None:
+    """The path of the first part of a polars type for which ``hit(dtype, path)`` holds: ``dtype`` itself, a list's
+    or array's items (``path[]``), a struct's fields (``path.name``), at any depth."""
+    if hit(dtype, path):
         return path
     inner = getattr(dtype, "inner", None)
     if inner is not None:
-        return _polars_object(inner, path + "[]")
+        return _first(inner, path + "[]", hit)
     for field in getattr(dtype, "fields", None) or ():
-        found = _polars_object(getattr(field, "dtype", None), f"{path}.{getattr(field, 'name', '')}")
+        found = _first(getattr(field, "dtype", None), f"{path}.{getattr(field, 'name', '')}", hit)
         if found:
             return found
     return None
+
+
+def _polars_object(dtype: object, path: str) -> str | None:
+    """The path of the first polars ``Object`` in ``dtype`` (itself, a list's or array's items, a struct's fields)."""
+
+    def is_object(kind: object, _: str) -> bool:  # an instance or the class
+        return type(kind).__name__ == "Object" or getattr(kind, "__name__", None) == "Object"
+
+    return _first(dtype, path, is_object)
 
 
 def nul_name(dtype: object, path: str) -> str | None:
@@ -168,16 +179,7 @@ def nul_name(dtype: object, path: str) -> str | None:
         >>> nul_name(pl.List(pl.Struct({"a" + chr(0): pl.Int64})), "s") == "s[].a" + chr(0)
         True
     """
-    if "\x00" in path:
-        return path
-    inner = getattr(dtype, "inner", None)
-    if inner is not None:
-        return nul_name(inner, path + "[]")
-    for field in getattr(dtype, "fields", None) or ():
-        found = nul_name(getattr(field, "dtype", None), f"{path}.{getattr(field, 'name', '')}")
-        if found:
-            return found
-    return None
+    return _first(dtype, path, lambda _, where: "\x00" in where)
 
 
 def _refuse_polars_objects(frame: object) -> None:
