@@ -128,10 +128,11 @@ def test_spark_failures_are_recorded(spark, tmp_path):
     assert (record.status, record.error.stage, record.backend) == ("failed", "read", "spark")
 
     run_task(uc / "shop/daily/orders", dt=DT, engine="pandas", lineage=False)
-    (uc / "blocker").write_text("a file where a folder is needed")
+    # a write Spark itself fails (3 is not a date: ANSI's cast error, raised by the job writing the staging folder)
+    failing = "SELECT *, CAST(CASE WHEN order_id > 0 THEN 'x' END AS DATE) AS d FROM orders"
     cases = {
         "bad_sql": ({"transform": {"type": "sql", "query": "SELECT no_such_column FROM orders"}}, "transform"),
-        "bad_write": ({"outputs": {"o": {"format": "parquet", "path": "blocker/o"}}}, "write"),
+        "bad_write": ({"transform": {"type": "sql", "query": failing}}, "write"),
         "bad_rows": ({"expectations": {"o": {"row_count": {"max": 10}}}}, "expectations"),
     }
     for task, (change, stage) in cases.items():
