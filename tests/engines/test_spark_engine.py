@@ -569,3 +569,52 @@ def test_from_pandas_takes_the_arrow_types_pandas_holds_and_spark_does_not(spark
     views = pd.DataFrame({"v": arrow([[1]], pa.list_view(pa.int64()))})
     with pytest.raises(EngineError, match=r"^column 'v' holds a list_view<item: int64> \(an Arrow list view\)"):
         engine.from_pandas(views)
+
+
+def test_a_delta_overwrite_keeping_the_table_s_schema_is_refused_unless_it_is_replaced(spark, tmp_path):
+    # Delta's overwrite keeps the table's schema: a column the frame lacks stayed (as nulls), a column named in
+    # another case took the table's name, while the record hashed the frame
+    engine = SparkEngine(spark=spark)
+    path, table = str(tmp_path / "d"), "default.ubunye_overwritten"
+    spark.sql(f"CREATE TABLE delta.`{path}` (id BIGINT, extra STRING) USING delta")
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, extra STRING) USING delta")
+    try:
+        for io, what in [
+            (IOConfig("o", format="delta", path=path), f"the Delta table at {path}"),
+            (IOConfig("o", table=table), f"the catalog table {table}"),
+        ]:
+            for sql, why in [
+                ("SELECT 1L AS id", r"its column 'extra' is not in the frame \(it would be stored as null\)"),
+                ("SELECT 1L AS ID, 'x' AS extra", r"its column 'id' is not in the frame \(the frame names it 'ID'\)"),
+            ]:
+                with pytest.raises(EngineError, match=rf"cannot write to {what}: {why}.*overwriteSchema: true"):
+                    engine.write(spark.sql(sql), io, tmp_path)
+            replaced = IOConfig(io.name, format=io.format, path=io.path, table=io.table,
+                                options={"overwriteSchema": "true"})  # fmt: skip
+            engine.write(spark.sql("SELECT 1L AS id"), replaced, tmp_path)
+            back = spark.read.format("delta").load(path) if io.table is None else spark.table(table)
+            assert (back.columns, [tuple(r) for r in back.collect()]) == (["id"], [(1,)])
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_spark_writes_parquet_files_every_engine_reads_alike_whatever_the_session_says(spark, conf, tmp_path):
+    # A session's INT96 timestamps and LEGACY rebase reached Delta's files: polars clamped 2300 to 2262, pyarrow
+    # read 1000-01-01 as 1000-01-06, each without a word
+    import datetime as dt_
+
+    from ubunye.engines.pandas_engine import PandasEngine
+
+    conf("spark.sql.parquet.outputTimestampType", "INT96")
+    conf("spark.sql.parquet.datetimeRebaseModeInWrite", "LEGACY")
+    conf("spark.sql.parquet.int96RebaseModeInWrite", "LEGACY")
+    engine, pandas = SparkEngine(spark=spark), PandasEngine()
+    frame = spark.sql("SELECT 1L AS id, DATE '1000-01-01' AS d, TIMESTAMP '2300-01-01 00:00:00' AS t")
+    for fmt in ("delta", "parquet"):
+        io = IOConfig("o", format=fmt, path=f"out_{fmt}")
+        engine.write(frame, io, tmp_path)
+        back = pandas.read(io, tmp_path)
+        assert back["d"].tolist() == [dt_.date(1000, 1, 1)], fmt
+        assert same(pandas.hash(back), engine.hash(frame)), fmt
+    assert spark.conf.get("spark.sql.parquet.outputTimestampType") == "INT96"  # the session's, put back
+    assert spark.conf.get("spark.sql.parquet.datetimeRebaseModeInWrite") == "LEGACY"

@@ -244,3 +244,19 @@ def test_python_rows_refuses_maps_a_dict_would_change_naming_the_column() -> Non
     with pytest.raises(EngineError, match=r"map column 'm' has keys of type struct<x: int64>"):
         python_rows(pa.table({"m": keyed}))
     assert python_rows(pa.table({"m": pa.array([[(-0.0, 1)]], pa.map_(pa.float64(), pa.int64()))})) == [({-0.0: 1},)]
+
+
+def test_from_pandas_names_the_column_spark_cannot_take(spark: Any) -> None:
+    from ubunye.engines.spark_engine import _takes_arrow_tables
+
+    # pyspark 3.5 said "uint8 is not supported in conversion to Arrow" and a bare "date value out of range"
+    engine = get_engine("spark", spark=spark)
+    with pytest.raises(EngineError, match=r"^column 'flags' of type uint8 has no Spark type"):
+        engine.from_pandas(pd.DataFrame({"id": [1], "flags": pd.Series([3], dtype="uint8")}))
+    # 0001-01-01 03:00 in Kolkata is 0000-12-31 21:30 UTC: Spark holds it, Python's datetime does not
+    early = pd.Series(pd.arrays.ArrowExtensionArray(pa.array([-62135605800], pa.timestamp("s", "Asia/Kolkata"))))
+    if _takes_arrow_tables():  # pyspark 4 takes the Arrow table itself
+        assert engine.from_pandas(pd.DataFrame({"t": early})).count() == 1
+    else:  # pyspark 3.5 builds Python rows
+        with pytest.raises(EngineError, match=r"^column 't' of type timestamp\[s, tz=Asia/Kolkata\] holds a value Py"):
+            engine.from_pandas(pd.DataFrame({"t": early}))

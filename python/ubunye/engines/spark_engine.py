@@ -26,7 +26,7 @@ from ubunye.engines.paths import is_url, local_path, location
 from ubunye.engines.spark_read_back import check_partition_values, check_read_back, partition_columns, refuse_drift
 from ubunye.engines.spark_tables import check_catalog_target, check_catalog_write, check_delta_append
 from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
-from ubunye.exceptions import EngineError, HashError, JarNotFoundError, UbunyeError
+from ubunye.exceptions import EngineError, HashError, JarNotFoundError, UbunyeError, error_text
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
 from ubunye.hashing.types import spark_identifier
 from ubunye.spark.errors import spark_reason
@@ -104,6 +104,19 @@ def _spark_arrow(table: pa.Table) -> pa.Table:
     return table
 
 
+def _no_spark_type(schema: pa.Schema, exc: Exception) -> str:
+    """Which column of ``schema`` has no Spark type (an unsigned integer, ...), in words naming it."""
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    for field in schema:
+        try:
+            from_arrow_type(field.type)
+        except Exception:
+            msg = f"column {field.name!r} of type {field.type} has no Spark type (Spark has no unsigned integers, "
+            return msg + f"for one): cast it first, e.g. to a signed type one size larger ({error_text(exc)})"
+    return f"the frame's columns have no Spark schema: {error_text(exc)}"
+
+
 def _takes_arrow_tables() -> bool:
     """Whether this pyspark's createDataFrame takes a pyarrow Table (pyspark 4.0 and later)."""
     import pyspark
@@ -126,10 +139,22 @@ def python_rows(table: pa.Table) -> list[tuple[Any, ...]]:
         [(datetime.datetime(1970, 1, 1, 0, 0, 0, 1),)]
     """
     columns = [
-        [_python_value(v, column.type, name) for v in column.to_pylist()]
+        [_python_value(v, column.type, name) for v in _pylist(column, name)]
         for name, column in zip(table.column_names, table.columns, strict=True)
     ]
     return list(zip(*columns, strict=True)) if columns else [() for _ in range(table.num_rows)]
+
+
+def _pylist(column: pa.ChunkedArray, name: str) -> list[Any]:
+    """The column's Python values; one Python cannot hold (a zoned timestamp before year 1 or after 9999 in UTC,
+    which Spark holds) an EngineError naming the column, not a bare OverflowError."""
+    try:
+        values: list[Any] = column.to_pylist()
+    except (OverflowError, ValueError) as exc:
+        msg = f"column {name!r} of type {column.type} holds a value Python's datetime cannot hold ({exc}): "
+        msg += "pyspark 3.5's createDataFrame takes Python values; build the frame in Spark, or keep years 1 to 9999"
+        raise EngineError(msg) from exc
+    return values
 
 
 def _python_value(value: object, arrow_type: pa.DataType, path: str) -> object:
@@ -547,33 +572,41 @@ _REBASE_MODES = tuple(
 
 @contextmanager
 def _micros_timestamps(spark: SparkSession, io: IOConfig) -> Iterator[None]:
-    """Parquet timestamps written as TIMESTAMP_MICROS for the length of one write, the session's setting put back
-    after: Spark's default, INT96, carries no time zone (pyarrow, polars and DuckDB read it as timestamp_ntz,
-    another type than the one the record holds), and TIMESTAMP_MILLIS drops the microseconds."""
+    """Parquet files (a parquet output, a Delta table's data files) written as every engine reads them, for the
+    length of one write, the session's settings put back after: timestamps as TIMESTAMP_MICROS (Spark's default,
+    INT96, carries no time zone: pyarrow, polars and DuckDB read it as timestamp_ntz, and polars clamps one past
+    2262 to it without a word; TIMESTAMP_MILLIS drops the microseconds), dates and timestamps not rebased to the
+    hybrid calendar (a session's LEGACY write mode stores 1000-01-01 as what other readers read as 1000-01-06)."""
     fmt = io.format
     if fmt is None and io.table is not None:  # a catalog table without a format: the session's default source
         try:
             fmt = str(spark.conf.get("spark.sql.sources.default", "parquet")).lower()
         except Exception:
             fmt = "parquet"
-    if fmt != "parquet":
+    if fmt not in ("parquet", "delta"):
         yield
         return
+    pins = {_TIMESTAMP_TYPE: "TIMESTAMP_MICROS"}
+    pins.update(
+        (name, "CORRECTED") for name in _REBASE_MODES if name.startswith("spark.sql.parquet.") and "Write" in name
+    )
+    saved: dict[str, str | None] = {}
     try:
-        before = spark.conf.get(_TIMESTAMP_TYPE, None)
-    except Exception:  # a session that keeps its settings to itself: Spark's own default then
-        before = None
-    if str(before).upper() == "TIMESTAMP_MICROS":
-        yield
-        return
-    spark.conf.set(_TIMESTAMP_TYPE, "TIMESTAMP_MICROS")
-    try:
+        for key, value in pins.items():
+            try:
+                before = spark.conf.get(key, None)
+            except Exception:  # a session that keeps its settings to itself: Spark's own default then
+                before = None
+            if str(before).upper() != value:
+                saved[key] = before
+                spark.conf.set(key, value)
         yield
     finally:
-        if before is None:
-            spark.conf.unset(_TIMESTAMP_TYPE)
-        else:
-            spark.conf.set(_TIMESTAMP_TYPE, before)
+        for key, before in saved.items():
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
 
 
 def _keeps_files(io: IOConfig, folder: Path, staging: Path, *, partitions_only: bool) -> bool:
@@ -735,7 +768,7 @@ class SparkEngine:
                     writer.mode(io.mode).saveAsTable(io.table)
             elif io.format == "delta" or local is None:
                 with output_lock(str(local)) if local is not None else nullcontext():
-                    if io.format == "delta" and io.mode == "append":
+                    if io.format == "delta":
                         check_delta_append(self.spark, frame, io, where)
                     hook()
                     with _micros_timestamps(self.spark, io):
@@ -915,7 +948,10 @@ class SparkEngine:
         table = _spark_arrow(pandas_table(frame))
         # Spark reads a zone-less Arrow timestamp as an instant unless told; rows-v1 (and pandas) call it
         # timestamp_ntz, so say so (found by ubunye.testing.backend_conformance).
-        schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+        try:
+            schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+        except Exception as exc:  # pyspark's own words name the type only: find the column
+            raise EngineError(_no_spark_type(table.schema, exc)) from exc
         if _takes_arrow_tables():
             # Spark keeps microseconds and drops the rest of an Arrow nanosecond without a word (the Python rows
             # below refuse it, naming the column): refused alike here.

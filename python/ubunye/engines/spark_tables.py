@@ -109,8 +109,8 @@ def check_catalog_write(spark: SparkSession, frame: DataFrame, io: IOConfig) -> 
     provider = check_catalog_target(spark, io)
     if provider is None:
         return None
-    if io.mode == "append":
-        delta = provider == "delta"
+    delta = provider == "delta"
+    if io.mode == "append" or (delta and not _overwrite_schema(io)):  # a Delta overwrite keeps the schema too
         merge = delta and _merge_schema(spark, io)
         filled = _delta_filled(_catalog_location(spark, io.table), io.storage_options) if delta else frozenset()
         table = spark.table(io.table).schema
@@ -147,10 +147,20 @@ def _delta_filled(where: str | None, storage_options: Mapping[str, Any]) -> froz
     return frozenset(marked)
 
 
+def _overwrite_schema(io: IOConfig) -> bool:
+    """Whether a Delta overwrite replaces the table's schema by the frame's (``overwriteSchema``, any case)."""
+    option = next((v for k, v in io.options.items() if str(k).lower() == "overwriteschema"), None)
+    return option is not None and str(option).strip().lower() == "true"
+
+
 def check_delta_append(spark: SparkSession, frame: DataFrame, io: IOConfig, where: str) -> None:
-    """Raise EngineError when a Delta append to ``where`` would store other rows than the frame's (see
+    """Raise EngineError when a Delta write to ``where`` would store other rows than the frame's (see
     :func:`check_same_columns`); a path that holds no Delta table yet takes any frame. With ``mergeSchema``, new
-    columns of the frame are the table's next ones (the frame's rows are stored as they are)."""
+    columns of the frame are the table's next ones (the frame's rows are stored as they are). An overwrite keeps
+    the table's schema as an append does (a column the frame lacks stays, as nulls), unless ``overwriteSchema``
+    replaces it by the frame's."""
+    if io.mode != "append" and _overwrite_schema(io):
+        return
     try:
         existing = spark.read.format("delta").load(where).schema
     except Exception:  # no table there yet (or none Spark can read, which the write itself then says)
@@ -211,6 +221,8 @@ def check_same_columns(
         return
     msg = f"output {io.name!r}: cannot write to {what}: {why}, so the rows stored would not be the frame the "
     msg += "record hashes. Nothing was written: make the frame's columns and types the table's"
+    if io.mode != "append":
+        msg += " (or, on a Delta table, give the option overwriteSchema: true to replace its schema by the frame's)"
     raise EngineError(msg)
 
 
