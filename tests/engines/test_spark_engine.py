@@ -540,6 +540,10 @@ def test_a_path_spark_would_read_as_a_glob_pattern_is_refused(spark, tmp_path):
         with pytest.raises(EngineError, match=rf"^output 'o': .* holds '\{char}', {glob_says}"):
             engine.check_output(IOConfig("o", format="delta", path=path), tmp_path)
     assert [r.id for r in engine.read(IOConfig("i", format="parquet", path="data/a"), tmp_path).collect()] == [99]
+    # a pattern on an object store is Spark's to expand (no S3 filesystem here: it fails, but not as a glob)
+    with pytest.raises(EngineError) as remote:
+        engine.read(IOConfig("i", format="parquet", path="s3a://bucket/logs/2026-12-*"), tmp_path)
+    assert "glob pattern" not in str(remote.value) and "s3a://bucket/logs/2026-12-*" in str(remote.value)
 
 
 def test_from_pandas_takes_the_arrow_types_pandas_holds_and_spark_does_not(spark):

@@ -705,7 +705,9 @@ class SparkEngine:
             options["versionAsOf"] = str(io.version)
         if io.timestamp is not None:
             options["timestampAsOf"] = io.timestamp
-        if io.table is None:
+        if io.table is None and self.local_root(where) is not None:
+            # On the driver's disk the folder named is checked (inputs.data_files) and must be what Spark reads. A
+            # pattern on an object store (s3a://b/logs/2026-12-*) is Spark's to expand, and what the record names.
             _refuse_glob(io, where, "input")
         try:
             if io.table is None and io.format in ("parquet", "csv", "json"):
