@@ -1,5 +1,5 @@
-"""config.yaml, template values and task names an independent tester found mishandled (/tmp/hunt/config): each
-test fails on the code before its fix.
+"""config.yaml values, template values and task names taken as written or refused: each test fails on the code
+before its fix (found by an independent battery of bad input).
 
 Found: YAML 1.1 integer forms read as other numbers (``VERSION: 010`` recorded as '8', a Delta ``version: 010``
 reading version 8; ``0x10``, ``1:30``, ``1_0``, ``0b10``); a template variable used outside a quoted SQL literal
