@@ -180,6 +180,33 @@ def test_the_spark_engines_table_checks_on_this_line(spark: Any, tmp_path: Path)
         engine.write(spark.sql("SELECT 1L AS a"), io, tmp_path)
     engine.write(spark.sql("SELECT 1L AS a, 'q' AS m"), io, tmp_path)
     assert [tuple(r) for r in spark.read.format("delta").load(path).collect()] == [(1, 2, "q")]
+    # an overwrite keeps the table's schema as an append does: checked alike, unless overwriteSchema replaces it
+    over = IOConfig("o", format="delta", path=path)
+    with pytest.raises(EngineError, match=r"its column 'm' is not in the frame .*overwriteSchema: true"):
+        engine.write(spark.sql("SELECT 2L AS a"), over, tmp_path)
+    # Spark writes Delta's files as every engine reads them, whatever the session says (INT96, LEGACY rebase)
+    saved = {k: spark.conf.get(k, None) for k in _PINNED}
+    try:
+        for key, value in _PINNED.items():
+            spark.conf.set(key, value)
+        frame = spark.sql("SELECT 1L AS id, DATE '1000-01-01' AS d, TIMESTAMP '2300-01-01 00:00:00' AS t")
+        pinned = IOConfig("o", format="delta", path=str(tmp_path / "pinned"))
+        engine.write(frame, pinned, tmp_path)
+        pandas = get_engine("pandas")
+        back = pandas.read(pinned, tmp_path)
+        assert back["d"].tolist() == [dt.date(1000, 1, 1)]
+        assert pandas.hash(back).data_hash == engine.hash(frame).data_hash
+    finally:
+        for key, value in saved.items():
+            spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+
+
+#: A session's settings that made Spark's parquet files read otherwise on other engines (engines pin them).
+_PINNED = {
+    "spark.sql.parquet.outputTimestampType": "INT96",
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "LEGACY",
+    "spark.sql.parquet.int96RebaseModeInWrite": "LEGACY",
+}
 
 
 def test_from_pandas_takes_nanosecond_timestamps_at_any_depth(spark: Any) -> None:
