@@ -247,8 +247,12 @@ def _delta_now(engine: Engine[Any], io: IOConfig, base_dir: Path) -> int | None:
         version: int | None = find(io, base_dir)
         return version
     except Exception:
-        local = local_path(location(io, base_dir))
-        return _NO_TABLE if local is not None and not (local / "_delta_log").exists() else None
+        # "no table" only where the driver's disk is the table's (a Spark Connect or HDFS path is not): else unknown
+        local = _lockable(engine, location(io, base_dir))
+        try:
+            return _NO_TABLE if local is not None and not os.path.lexists(Path(local) / "_delta_log") else None
+        except (OSError, ValueError):  # this runs while a write's error is being handled: never replace it
+            return None
 
 
 def _written_after_failure(

@@ -267,6 +267,9 @@ def test_a_backslash_before_the_literals_own_quote_leaves_the_rest_unknown(tmp_p
         ("SELECT id FROM i WHERE s = `{{ mode }}`", "mode", "id"),
         ('SELECT id FROM i WHERE s = "{{ mode }}{{ dtf }}"', "dtf", "id"),
         ('SELECT id FROM i WHERE s = "{{ dtf }}"', "dtf", "2x"),
+        ('SELECT id FROM i WHERE s = "{{ dtf }}"', "dtf", "order date"),  # a column's name with a space, too
+        ("SELECT id FROM i WHERE s = `{{ mode }}`", "mode", "x y"),
+        ('SELECT id FROM i WHERE alias = "{{ dtf }}"', "dtf", "s"),  # AS only as a word of its own
     ],
 )
 def test_a_word_alone_in_double_quotes_or_backticks_is_refused(
@@ -283,8 +286,9 @@ def test_a_word_alone_in_double_quotes_or_backticks_is_refused(
     [
         ('SELECT id FROM i WHERE s = "{{ dtf }}"', "2026-12-01"),
         ('SELECT id FROM i WHERE s = "{{ dtf }}"', "20261201"),
-        ('SELECT id FROM i WHERE s = "{{ dtf }}"', "x y"),
         ('SELECT id AS "col_{{ dtf }}" FROM i', "s"),
+        ('SELECT id as "{{ dtf }}" FROM i', "order date"),  # an alias defined: it refers to nothing
+        ("SELECT id AS`{{ dtf }}` FROM i", "s"),
         ("SELECT id AS `{{ dtf }}_x` FROM i", "s"),
         ('SELECT id AS "a""{{ dtf }}" FROM i', "s"),
         ("SELECT id FROM i WHERE s = '{{ dtf }}'", "s"),

@@ -593,6 +593,11 @@ def test_a_delta_overwrite_keeping_the_table_s_schema_is_refused_unless_it_is_re
             ]:
                 with pytest.raises(EngineError, match=rf"cannot write to {what}: {why}.*overwriteSchema: true"):
                     engine.write(spark.sql(sql), io, tmp_path)
+            # Delta ignores overwriteSchema beside replaceWhere (it keeps the schema): checked then
+            ignored = IOConfig(io.name, format=io.format, path=io.path, table=io.table,
+                               options={"overwriteSchema": "true", "replaceWhere": "id >= 0"})  # fmt: skip
+            with pytest.raises(EngineError, match=rf"cannot write to {what}: its column 'extra' is not in the frame"):
+                engine.write(spark.sql("SELECT 1L AS id"), ignored, tmp_path)
             replaced = IOConfig(io.name, format=io.format, path=io.path, table=io.table,
                                 options={"overwriteSchema": "true"})  # fmt: skip
             engine.write(spark.sql("SELECT 1L AS id"), replaced, tmp_path)

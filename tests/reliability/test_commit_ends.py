@@ -140,3 +140,14 @@ def test_a_write_failing_after_its_checkpoint_says_written_only_what_is_known(tm
     assert after(IOConfig("o", format="parquet", path="p"), None) is False  # a local folder: the rename is the commit
     assert after(IOConfig("o", format="parquet", path="s3://b/p"), None) is None  # inside the writer's call
     assert after(IOConfig("o", table="db.t"), None) is None
+
+
+def test_no_table_is_said_only_where_the_driver_s_disk_holds_the_output(tmp_path):
+    # A Spark session lost with its write (Spark Connect, HDFS): no _delta_log on this disk said "no table", and a
+    # first write that may have committed on the cluster was recorded written: false
+    from ubunye.config import IOConfig
+    from ubunye.engines.spark_engine import SparkEngine
+    from ubunye.runner import _delta_now
+
+    lost = SparkEngine(spark=object())  # every call on the session fails, as a dropped connection's do
+    assert _delta_now(lost, IOConfig("o", format="delta", path="warehouse/t"), tmp_path) is None

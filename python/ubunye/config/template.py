@@ -431,8 +431,8 @@ _SQL_VARS = frozenset({"dt", "dtf", "mode"})
 #: joined by '-', which no other token can join), or a word joined to a name the query writes (orders_{{ mode }}).
 _SQL_LITERAL = re.compile(r"[0-9]+(?:[-.][0-9]+)*")
 _SQL_WORD = re.compile(r"[A-Za-z0-9_]+")
-#: What DuckDB and polars read as a column's name when it is all a pair of double quotes or backticks holds.
-_SQL_NAME = re.compile(r"\w+")
+#: The text before a quoted alias (``AS "..."``): a name defined there refers to nothing, whatever it holds.
+_AS = re.compile(r"(?i)(?<![\w$])AS\s*$")
 _LITERAL_RULE = "it must be a number or a date"
 
 
@@ -446,7 +446,7 @@ def _code_rule(name: str) -> str:
 
 def _name_rule(name: str) -> str:
     return (
-        f'a word alone in double quotes or backticks is a column\'s name to DuckDB and polars (s = "{{{{ {name} }}}}" '
+        f'a value alone in double quotes or backticks is a column\'s name to DuckDB and polars (s = "{{{{ {name} }}}}" '
         f"with {name}=s is true on every row): to compare with text, write a string literal in single quotes, "
         f"'{{{{ {name} }}}}' ('...' is a string on every engine); to name a column, join it to characters the "
         f'config writes ("col_{{{{ {name} }}}}")'
@@ -685,7 +685,8 @@ def _render_sql(text: str, ast: nodes.Template, variables: Mapping[str, object],
 
     Every value: :func:`sql_problem`. Then what each expression using one writes (marked while rendering; a
     value only tested writes nothing, see :func:`_mark_outputs`): inside quotes, nothing that could end them, and
-    in double quotes or backticks not a word that is all they hold (a column's name to DuckDB and polars);
+    in double quotes or backticks not a value that is all they hold, bar a number or a date (a column's name to
+    DuckDB and polars);
     outside, one literal (:func:`_one_literal`); where the engines may read the text before it differently, or
     where the value went through a variable, a loop or a macro first (not marked), a number or a date.
     """
@@ -722,7 +723,9 @@ def _render_sql(text: str, ast: nodes.Template, variables: Mapping[str, object],
         if context in ("quoted", "named"):
             problem = sql_problem(value)
             whole = _alone_in_quotes(plain, opened, start, end, written) if context == "named" and value else None
-            if not problem and whole and _SQL_NAME.fullmatch(whole) and not _SQL_LITERAL.fullmatch(whole):
+            # any text that is all the quotes hold is a name there ("order date" names a column too), bar a number
+            # or a date (a string to Spark, a name no table is likely to have) and an alias being defined
+            if not problem and whole and not _SQL_LITERAL.fullmatch(whole) and not _AS.search(plain[:opened]):
                 problem = _name_rule(used[0])
         elif context == "code":
             problem = None if _one_literal(plain, start, end, written) else _code_rule(used[0])

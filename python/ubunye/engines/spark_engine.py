@@ -598,8 +598,8 @@ def _micros_timestamps(spark: SparkSession, io: IOConfig) -> Iterator[None]:
             except Exception:  # a session that keeps its settings to itself: Spark's own default then
                 before = None
             if str(before).upper() != value:
-                saved[key] = before
                 spark.conf.set(key, value)
+                saved[key] = before  # once set: a set refused puts nothing back
         yield
     finally:
         for key, before in saved.items():

@@ -148,9 +148,11 @@ def _delta_filled(where: str | None, storage_options: Mapping[str, Any]) -> froz
 
 
 def _overwrite_schema(io: IOConfig) -> bool:
-    """Whether a Delta overwrite replaces the table's schema by the frame's (``overwriteSchema``, any case)."""
-    option = next((v for k, v in io.options.items() if str(k).lower() == "overwriteschema"), None)
-    return option is not None and str(option).strip().lower() == "true"
+    """Whether a Delta overwrite replaces the table's schema by the frame's (``overwriteSchema``, any case): not
+    with ``replaceWhere``, which Delta then ignores it for (WriteIntoDelta's canOverwriteSchema)."""
+    names = {str(k).lower(): v for k, v in io.options.items()}
+    option = names.get("overwriteschema")
+    return option is not None and str(option).strip().lower() == "true" and "replacewhere" not in names
 
 
 def check_delta_append(spark: SparkSession, frame: DataFrame, io: IOConfig, where: str) -> None:
