@@ -627,3 +627,32 @@ def test_spark_writes_parquet_files_every_engine_reads_alike_whatever_the_sessio
         assert same(pandas.hash(back), engine.hash(frame)), fmt
     assert spark.conf.get("spark.sql.parquet.outputTimestampType") == "INT96"  # the session's, put back
     assert spark.conf.get("spark.sql.parquet.datetimeRebaseModeInWrite") == "LEGACY"
+
+
+def test_a_write_setting_the_platform_refuses_is_said_and_the_write_goes_on(spark, caplog):
+    # Databricks serverless lets a job set few session settings: a refused pin failed every parquet and Delta write
+    import logging
+
+    from ubunye.engines.spark_engine import _micros_timestamps
+
+    class Locked:  # the session's own settings, refusing to change (fault injection: local Spark locks none)
+        def __init__(self, conf):
+            self._conf = conf
+
+        def get(self, key, default=None):
+            return self._conf.get(key, default)
+
+        def set(self, key, value):
+            raise RuntimeError(f"[CONFIG_NOT_AVAILABLE] Configuration {key} is not available.")
+
+        def unset(self, key):
+            raise AssertionError(f"{key} was never set: nothing to put back")
+
+    class Session:
+        conf = Locked(spark.conf)
+
+    with caplog.at_level(logging.WARNING, logger="ubunye"):
+        with _micros_timestamps(Session(), IOConfig("o", format="delta", path="d")):
+            pass
+    said = [r.getMessage() for r in caplog.records if "could not set" in r.getMessage()]
+    assert said and all("other engines may read its parquet files otherwise" in m for m in said), said

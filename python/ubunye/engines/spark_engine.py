@@ -598,7 +598,12 @@ def _micros_timestamps(spark: SparkSession, io: IOConfig) -> Iterator[None]:
             except Exception:  # a session that keeps its settings to itself: Spark's own default then
                 before = None
             if str(before).upper() != value:
-                spark.conf.set(key, value)
+                try:
+                    spark.conf.set(key, value)
+                except Exception as exc:  # a platform that locks its settings (Databricks serverless allows few)
+                    log.warning("could not set %s=%s for this write (%s): other engines may read its parquet files "
+                                "otherwise than Spark", key, value, error_text(exc))  # fmt: skip
+                    continue
                 saved[key] = before  # once set: a set refused puts nothing back
         yield
     finally:
