@@ -917,6 +917,10 @@ class SparkEngine:
 
         where = location(io, base_dir)
         try:
+            if io.timestamp is None:  # the latest: the newest commit alone (a run asks before and after each write)
+                latest = self.spark.sql(f"DESCRIBE HISTORY delta.{self.quote(where)} LIMIT 1").select("version")
+                first = latest.head(1)
+                return int(first[0][0]) if first else None
             history = self.spark.sql(f"DESCRIBE HISTORY delta.{self.quote(where)}")
             if io.timestamp is not None:
                 history = history.where(F.col("timestamp") <= F.lit(io.timestamp).cast("timestamp"))
