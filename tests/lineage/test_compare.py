@@ -67,6 +67,25 @@ def test_the_same_rows_from_a_run_that_failed_are_not_said_to_be_the_same_data()
     )
 
 
+def test_an_input_not_hashed_on_one_side_is_named_not_nothing_moved():
+    # A changed output beside an input hashed in run A only (hash_inputs off in run B) said "nothing recorded
+    # moved": the input the change may come from was in the table only.
+    out = DatasetRecord("o", data_hash="sha256:1", hash_method="rows-v1", written=True)
+    src = DatasetRecord("orders", data_hash="sha256:9", hash_method="rows-v1")
+    a = RunRecord(run_id="a", usecase="u", package="p", task="t", status="success", outputs=[out], inputs=[src])
+    b = replace(a, run_id="b", outputs=[replace(out, data_hash="sha256:2")], inputs=[DatasetRecord("orders")])
+    c = compare_records(a, b)
+    assert (c.verdict, c.exit_code, c.moved) == ("changed", 1, [])
+    assert c.summary == "data changed: output o; inputs not compared: input orders (no data hash in run B: not hashed)"
+    same = compare_records(a, replace(b, outputs=[out]))
+    assert same.summary == "same data"  # the outputs' data decide; an input not compared changes nothing there
+    moved = compare_records(replace(a, code_hash="sha256:c1"), replace(b, code_hash="sha256:c2"))
+    assert moved.summary == (
+        "data changed: output o; what moved: code; "
+        "inputs not compared: input orders (no data hash in run B: not hashed)"
+    )
+
+
 def test_v1_against_v2_is_not_comparable_never_changed_or_unchanged():
     c = compare_records(record("revenue-v1"), record("revenue-a"))
     out = _by_name(c.outputs)["revenue"]

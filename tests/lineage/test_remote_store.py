@@ -271,6 +271,16 @@ def test_a_missing_bucket_is_named_before_the_run(tmp_path: Path, s3: S3) -> Non
     assert not (uc / "data").exists()
 
 
+def test_readers_name_a_missing_bucket_instead_of_listing_no_runs(s3: S3) -> None:
+    # A bucket that does not exist lists empty, as a new prefix does: "no runs", exit 0, hid the typo.
+    for command in (("list",), ("show", "latest", "-t", "orders"), ("compare", "latest~1", "latest", "-t", "orders")):
+        result = invoke("lineage", *command, "--records", "s3://no-such-bucket-ubunye/records")
+        assert result.exit_code != 0, (command, result.output)
+        assert "no-such-bucket-ubunye does not exist" in result.output and "Traceback" not in result.output
+    empty = invoke("lineage", "list", "--records", s3.bucket() + "/records")  # a bucket with no runs yet
+    assert (empty.exit_code, "no runs under" in empty.output) == (0, True), empty.output
+
+
 def test_a_store_refusing_the_first_write_means_the_run_does_not_start(tmp_path: Path, s3: S3) -> None:
     uc = example_usecase(tmp_path)
     url = s3.bucket() + "/records"

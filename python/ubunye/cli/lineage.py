@@ -86,6 +86,8 @@ def _store(usecase_dir: str | Path, records: str | None = None) -> RecordStore:
         store = RecordStore(records=where)
         if records is not None and not store.remote:  # given now and not there: a typo, not a store with no runs yet
             _existing(Path(store.root))
+        elif store.remote:  # a missing bucket lists as empty as a new prefix does: "no runs" would hide the typo
+            store.check()
         return store
     folder = args.folder(str(usecase_dir), "-d")
     if not folder.is_dir():

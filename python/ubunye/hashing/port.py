@@ -83,8 +83,9 @@ _INTS = frozenset({"int8", "int16", "int32", "int64"})
 #: The kinds whose values pyarrow would silently change rather than refuse: an int column takes 1.5 (or a Decimal)
 #: as 1 and numpy's True as 1, a float column True as 1.0, a date column a datetime as its day, a float32 column
 #: 1e39 as Infinity, a list a str as its characters, a struct a dict with a key it has no field for (the key
-#: dropped); and the timestamps, where pyarrow would guess the zone of a naive value.
-_CHECKED = _INTS | {"date", "float32", "float64", "list", "struct", "timestamp", "timestamp_ntz"}
+#: dropped), a string column bytes as their UTF-8 text and a binary column a str as its UTF-8 bytes (a text and
+#: its bytes hash differently, section 5); and the timestamps, where pyarrow would guess the zone of a naive value.
+_CHECKED = _INTS | {"date", "float32", "float64", "list", "struct", "timestamp", "timestamp_ntz", "string", "binary"}
 
 
 def _refuse(path: str, tname: str, why: str) -> HashError:
@@ -123,6 +124,12 @@ def _check_value(value: object, tree: TypeTree, path: str, tname: str) -> None:
             kind = "a Decimal" if isinstance(value, decimal.Decimal) else "a float"
             raise _refuse(path, tname, f"{value!r} is {kind}, not an integer (it would be truncated)")
         return
+    if tree == "string" and isinstance(value, bytes | bytearray | memoryview):
+        why = f"{bytes(value)[:40]!r} is bytes, not text; decode it if the column is text, or name the column binary"
+        raise _refuse(path, tname, why)
+    if tree == "binary" and isinstance(value, str):
+        why = f"{value[:40]!r} is a str, not bytes; encode it if the column is binary, or name the column string"
+        raise _refuse(path, tname, why)
     if tree in ("float32", "float64") and isinstance(value, bool | np.bool_):
         raise _refuse(path, tname, f"{value!r} is a bool, not a number (it would become {float(value)})")
     if tree == "date":

@@ -226,7 +226,10 @@ class Comparison:
         moved = self.moved
         if moved:
             parts.append("what moved: " + ", ".join(moved))
-        elif self.verdict != "same":
+        unknown = [d for d in self.inputs if d.data in (UNKNOWN, NOT_COMPARABLE)]
+        if unknown and self.verdict != "same":  # an input whose data cannot be compared may be what moved
+            parts.append("inputs not compared: " + ", ".join(f"input {d.name} ({d.reason})" for d in unknown))
+        elif not moved and self.verdict != "same":
             parts.append("nothing recorded moved")
         return "; ".join(parts)
 
