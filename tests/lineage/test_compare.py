@@ -108,8 +108,8 @@ def test_two_missing_hashes_are_unknown_with_the_hash_error():
     c = compare_records(record("durations-a"), record("durations-b"))
     out = _by_name(c.outputs)["durations"]
     assert out.data == "unknown" and out.hash_a is None and out.hash_b is None
-    assert "run A: HashError" in out.reason and "run B: HashError" in out.reason and "since_midnight" in out.reason
-    assert _by_name(c.inputs)["orders"].reason == "no data hash in run A: not hashed; no data hash in run B: not hashed"
+    assert out.reason.startswith("no data hash in either run: HashError: ") and "since_midnight" in out.reason
+    assert _by_name(c.inputs)["orders"].reason == "no data hash in either run: not hashed"
     assert (c.verdict, c.exit_code) == ("unknown", 1)
     assert c.summary.startswith("data unknown: output durations (no data hash)")
 

@@ -389,6 +389,8 @@ def _missing_reason(a: DatasetRecord, b: DatasetRecord) -> str:
             return None
         return f"no data hash in run {run}: " + (d.hash_error or "not hashed")
 
+    if a.data_hash is None and b.data_hash is None and a.hash_error == b.hash_error:
+        return "no data hash in either run: " + (a.hash_error or "not hashed")
     return "; ".join(r for r in (why(a, "A"), why(b, "B")) if r)
 
 
