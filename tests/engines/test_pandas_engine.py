@@ -23,16 +23,18 @@ def engine():
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "json", "delta"])
 def test_round_trip_and_append(engine, tmp_path, fmt):
     io = IOConfig("t", format=fmt, path="data/t")
-    engine.write(FRAME, io, tmp_path)
+    # JSON has no NaN (refused, tests/engines/test_one_file_every_engine.py): there the missing score is null
+    frame = FRAME.astype({"score": "Float64"}) if fmt == "json" else FRAME
+    engine.write(frame, io, tmp_path)
     assert (tmp_path / "data/t").is_dir()  # relative to the usecase_dir
     back = engine.read(io, tmp_path)
     assert sorted(back["id"].tolist()) == [1, 2, 3]
     assert engine.hash(back).row_count == 3
-    if fmt in ("parquet", "delta"):
-        assert engine.hash(back).data_hash == engine.hash(FRAME).data_hash
-    engine.write(FRAME, IOConfig("t", format=fmt, path="data/t", mode="append"), tmp_path)
+    if fmt in ("parquet", "delta", "json"):
+        assert engine.hash(back).data_hash == engine.hash(frame).data_hash
+    engine.write(frame, IOConfig("t", format=fmt, path="data/t", mode="append"), tmp_path)
     assert len(engine.read(io, tmp_path)) == 6
-    engine.write(FRAME, io, tmp_path)
+    engine.write(frame, io, tmp_path)
     assert len(engine.read(io, tmp_path)) == 3
 
 

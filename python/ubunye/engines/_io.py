@@ -47,13 +47,62 @@ FrameT = TypeVar("FrameT")
 T = TypeVar("T")
 
 
-def pandas_table(frame: pd.DataFrame) -> pa.Table:
+def pandas_table(frame: pd.DataFrame, *, strict: bool = False) -> pa.Table:
     """``frame`` as Arrow with the rows-v1 rules (NaN stays NaN), so what is written is what was hashed; a frame
-    rows-v1 refuses (a mixed object column...) is converted as pyarrow does it."""
+    rows-v1 refuses (a mixed object column...) is converted as pyarrow does it, or with ``strict`` refused.
+
+    ``strict`` is for a frame handed to another engine (``from_pandas``): there the converted frame is hashed
+    again, and pyarrow's conversion (a date column holding a datetime keeps its day, a set its iteration order)
+    would be hashed as if it were the frame, where the pandas engine records the refusal as ``hash_error``.
+
+    Raises:
+        EngineError: with ``strict``, naming the column rows-v1 refuses and why.
+    """
     try:
         return to_arrow(frame)
-    except HashError:
+    except HashError as exc:
+        if strict:
+            raise EngineError(f"from_pandas: {exc}") from None
         return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def _date32_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_date64(t):
+        return pa.date32()
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        inner = t.value_field.with_type(_date32_type(t.value_type))
+        if pa.types.is_fixed_size_list(t):
+            return pa.list_(inner, t.list_size)
+        return pa.large_list(inner) if pa.types.is_large_list(t) else pa.list_(inner)
+    if pa.types.is_map(t):
+        return pa.map_(_date32_type(t.key_type), _date32_type(t.item_type))
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_date32_type(f.type)) for f in t])
+    return t
+
+
+def date32_table(table: pa.Table) -> pa.Table:
+    """``table`` with every ``date64`` (at any depth) as ``date32``, the same days: polars reads a date64 as a
+    datetime (from Arrow, and from a parquet file whose Arrow schema says date64), where rows-v1, pandas and Spark
+    read a date.
+
+    Raises:
+        EngineError: a date64 holds a time of day (not a date; rows-v1 refuses it too), naming the column.
+
+    Example:
+        >>> import datetime as dt
+        >>> date32_table(pa.table({"d": pa.array([dt.date(2024, 1, 1)], pa.date64())})).schema.field("d").type
+        DataType(date32[day])
+    """
+    for i, f in enumerate(table.schema):
+        plain = _date32_type(f.type)
+        if plain != f.type:
+            try:
+                table = table.set_column(i, f.with_type(plain), table.column(i).cast(plain))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                msg = f"column {f.name!r} of type {f.type} holds a value that is not a whole day: {exc}"
+                raise EngineError(msg) from None
+    return table
 
 
 def unwrap(frame: object) -> object:
@@ -455,6 +504,7 @@ __all__ = [
     "TEXT_FORMATS",
     "FrameT",
     "LocalEngine",
+    "date32_table",
     "empty_text",
     "first_difference",
     "pandas_table",

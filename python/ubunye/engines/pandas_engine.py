@@ -19,6 +19,7 @@ from ubunye.config import IOConfig
 from ubunye.engines._io import (
     LocalEngine,
     csv_parse_options,
+    date32_table,
     larger_blocks,
     pandas_table,
     parquet_codec,
@@ -37,7 +38,9 @@ if TYPE_CHECKING:
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
-    frame: pd.DataFrame = table.to_pandas(types_mapper=pd.ArrowDtype)
+    # Without ignore_metadata, a file's pandas metadata makes its index columns (set_index("id").to_parquet) the
+    # frame's index: left out of the hash and of every output, where polars and Spark read them as columns.
+    frame: pd.DataFrame = table.to_pandas(types_mapper=pd.ArrowDtype, ignore_metadata=True)
     return frame
 
 
@@ -271,6 +274,24 @@ def _integer_text(io: IOConfig, file: Path, name: str) -> str | None:
     return None
 
 
+def _json_line(io: IOConfig, row: dict[str, Any]) -> str:
+    """One row as a JSON line. JSON has no NaN or Infinity: Python writes them as bare tokens, which pandas reads
+    back and polars and other readers refuse as not JSON; refused, naming the column."""
+    try:
+        return json.dumps(row, default=str, allow_nan=False)
+    except ValueError:
+        for name, value in row.items():
+            try:
+                json.dumps(value, default=str, allow_nan=False)
+            except ValueError:
+                msg = f"output {io.name!r}: column {name!r} holds NaN or Infinity, which JSON cannot hold (a bare "
+                msg += "NaN is no JSON: other readers refuse the file); make them null first (a pandas float64 "
+                msg += f"column holds a missing value as NaN: df[{name!r}].astype('Float64') makes it null), or "
+                msg += "write parquet"
+                raise EngineError(msg) from None
+        raise
+
+
 def _for_delta(table: pa.Table) -> pa.Table:
     """``table`` with its columns in types deltalake writes and reads back as they are, each hashing as before
     (docs/rows-v1.md section 7): a dictionary column (``pd.ArrowDtype(dictionary)``, as a parquet of categoricals
@@ -361,10 +382,11 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
 
     # -- writing (the rest is LocalEngine's) ------------------------------------------------------------------------
     def _arrow(self, frame: pd.DataFrame, *, rows: bool) -> pa.Table:
-        return pandas_table(frame)  # every row either way: the part file is written from it
+        # every row either way: the part file is written from it; a date64 as date32, which polars reads as a date
+        return date32_table(pandas_table(frame))
 
     def _delta_arrow(self, frame: pd.DataFrame) -> pa.Table:
-        return _for_delta(pandas_table(frame))
+        return _for_delta(date32_table(pandas_table(frame)))
 
     def _write_part(self, frame: pd.DataFrame, table: pa.Table, io: IOConfig, part: Path) -> None:
         """One part file: a folder of part files, as Spark writes them (so either engine reads what the other wrote)."""
@@ -379,7 +401,7 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         else:
             with part.open("w", encoding="utf-8") as fh:
                 for row in table.to_pylist():
-                    fh.write(json.dumps({k: v for k, v in row.items() if v is not None}, default=str) + "\n")
+                    fh.write(_json_line(io, {k: v for k, v in row.items() if v is not None}) + "\n")
 
     # -- transforming ----------------------------------------------------------------------------------------------
     def _relation(

@@ -28,6 +28,7 @@ from ubunye.config import IOConfig
 from ubunye.engines._io import (
     LocalEngine,
     csv_parse_options,
+    date32_table,
     larger_blocks,
     pandas_table,
     parquet_codec,
@@ -84,11 +85,80 @@ def _delta_dtype(dtype: PolarsDataType) -> PolarsDataType:
     return dtype
 
 
+def _is_panic(exc: BaseException) -> bool:
+    # pyo3's PanicException (a Rust panic inside polars) derives from BaseException: it passes `except Exception`
+    return type(exc).__name__ == "PanicException"
+
+
+def _timestamp_zones(t: pa.DataType, path: str) -> list[tuple[str, str]]:
+    if pa.types.is_timestamp(t):
+        return [(path, t.tz)] if t.tz else []
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _timestamp_zones(t.value_type, path + "[]")
+    if pa.types.is_map(t):
+        return _timestamp_zones(t.key_type, path + "{key}") + _timestamp_zones(t.item_type, path + "{value}")
+    if pa.types.is_struct(t):
+        return [z for f in t for z in _timestamp_zones(f.type, f"{path}.{f.name}")]
+    return []
+
+
+def zone_polars_refuses(schema: pa.Schema) -> str | None:
+    """Words naming the first timestamp column (or field) of ``schema`` whose time zone polars does not take
+    (a fixed offset such as ``+05:30``, which pandas gives ``pd.to_datetime("... +05:30")``), else None.
+
+    Example:
+        >>> zone_polars_refuses(pa.schema([("t", pa.timestamp("us", "+05:30")), ("u", pa.timestamp("us", "UTC"))]))
+        "column 't' has the time zone '+05:30', which polars does not take (it takes IANA names such as Asia/Kolkata)"
+    """
+    for field in schema:
+        for where, zone in _timestamp_zones(field.type, field.name):
+            try:  # an error, where polars' readers panic (and Rust prints its backtrace to stderr)
+                pl.Series("t", [], dtype=pl.Datetime("us", "UTC")).dt.convert_time_zone(zone)
+            except Exception:
+                return (
+                    f"column {where!r} has the time zone {zone!r}, which polars does not take (it takes IANA names "
+                    "such as Asia/Kolkata)"
+                )
+    return None
+
+
 def _from_arrow(table: pa.Table) -> pl.DataFrame:
-    # polars' own parquet and Delta readers keep one entry per map key; pl.from_arrow keeps them all
-    frame = pl.from_arrow(table)
+    # polars' own parquet and Delta readers keep one entry per map key; pl.from_arrow keeps them all. It reads a
+    # date64 as a datetime (date32_table first), and names a column named "" column_0 (its name is put back).
+    zone = zone_polars_refuses(table.schema)
+    if zone is not None:
+        raise EngineError(f"polars cannot hold this frame: {zone}; convert the column to UTC or an IANA zone first")
+    frame = pl.from_arrow(date32_table(table))
     assert isinstance(frame, pl.DataFrame)
+    if frame.columns != table.column_names:
+        frame.columns = table.column_names
     return frame
+
+
+def _dates_read_as_datetimes(got: PolarsDataType, want: PolarsDataType) -> bool:
+    """Whether ``got`` is ``want`` with a millisecond datetime where ``want`` has a date, somewhere inside."""
+    if want == pl.Date:
+        return got == pl.Datetime("ms")
+    if isinstance(want, pl.List) and isinstance(got, pl.List):
+        return _dates_read_as_datetimes(got.inner, want.inner)
+    if isinstance(want, pl.Array) and isinstance(got, pl.Array) and got.size == want.size:
+        return _dates_read_as_datetimes(got.inner, want.inner)
+    if isinstance(want, pl.Struct) and isinstance(got, pl.Struct):
+        pairs = list(zip(got.fields, want.fields, strict=False))
+        return len(got.fields) == len(want.fields) and all(
+            g.name == w.name and (g.dtype == w.dtype or _dates_read_as_datetimes(g.dtype, w.dtype)) for g, w in pairs
+        )
+    return False
+
+
+def _dates_as_dates(scan: pl.LazyFrame, arrow: pa.Schema) -> pl.LazyFrame:
+    """``scan`` with the date columns polars reads as datetimes (a parquet file whose Arrow schema says date64,
+    as pyarrow writes a date64 column: its values are parquet DATEs, whole days) as dates again, as pyarrow, pandas
+    and Spark read them (``arrow``: the files' schema as pyarrow reads it)."""
+    got = scan.collect_schema()
+    want = pl.DataFrame(arrow.empty_table()).schema
+    dates = [n for n, t in got.items() if n in want and t != want[n] and _dates_read_as_datetimes(t, want[n])]
+    return scan.with_columns(pl.col(n).cast(want[n]) for n in dates) if dates else scan
 
 
 # polars SQL's table functions that open a file or URL (read_csv('/etc/passwd')): polars has no switch to turn
@@ -293,9 +363,12 @@ def _refuse_nested_binary(io: IOConfig, schema: pa.Schema) -> None:
             raise EngineError(f"output {io.name!r}: json cannot hold {where} (use parquet or delta)")
 
 
-def _check_header(io: IOConfig, file: Path) -> None:
-    """Raise EngineError naming the input, file and column if the csv header of ``file`` names a column twice
-    (two empty names included): polars would rename the second (``a_duplicated_0``), a column made up.
+def _check_header(io: IOConfig, file: Path) -> list[str]:
+    """The column names of the csv header of ``file``, as a csv reader reads them (polars' header parser keeps a
+    quoted name's doubled quotes: ``"a""b"`` is ``a""b`` to it, ``a"b`` to pandas, Spark and polars' own rows).
+
+    Raises EngineError naming the input, file and column if the header names a column twice (two empty names
+    included): polars would rename the second (``a_duplicated_0``), a column made up.
 
     Only the first row is parsed (as text, as polars reads it: quotes and separator alike).
 
@@ -316,6 +389,7 @@ def _check_header(io: IOConfig, file: Path) -> None:
             msg = f"input {io.name!r}: csv header of {file} names {what} twice; every column needs a name of its own"
             raise EngineError(msg)
         seen.add(name)
+    return names
 
 
 def _refuse_wide_integers(io: IOConfig, path: str, frame: pl.DataFrame) -> pl.DataFrame:
@@ -503,9 +577,26 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             return self._read_files(io, path)
         except EngineError:
             raise
-        except Exception as exc:  # polars and deltalake raise their own error types
-            msg = f"input {io.name!r}: cannot read {io.format} at {path}: {error_text(exc)}"
+        except BaseException as exc:  # polars and deltalake raise their own error types; polars may panic
+            if not isinstance(exc, Exception) and not _is_panic(exc):
+                raise
+            why = error_text(exc).splitlines()[0]
+            zone = self._zone_refused(io, path)
+            msg = f"input {io.name!r}: cannot read {io.format} at {path}: " + (zone or why)
             raise EngineError(msg) from exc
+
+    def _zone_refused(self, io: IOConfig, path: str) -> str | None:
+        """Why polars failed, when a local parquet input has a time zone polars does not take (it panics)."""
+        local = local_path(path)
+        if io.format != "parquet" or local is None:
+            return None
+        try:
+            import pyarrow.parquet as pq
+
+            first = next(iter(data_files(io, path) or []), None)
+            return None if first is None else zone_polars_refuses(pq.read_schema(first))
+        except Exception:  # the reason is only sought to name it; the read's own error is said otherwise
+            return None
 
     def _read_files(self, io: IOConfig, path: str) -> pl.DataFrame:
         files = data_files(io, path)  # checked: no stray file, no empty folder, UTF-8 text (inputs.py)
@@ -522,8 +613,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             source = [str(f) for f in files]
             refuse_compression(io, files, "polars", (".bz2",))
             if io.format == "csv":
-                for file in files:
-                    _check_header(io, file)
+                headers = [_check_header(io, file) for file in files]
             check_alike(io, files, local, lambda file: column_paths(self._file_schema(io, file)))
             hive = has_partitions(files, local) or None  # name=value folders become columns, as Spark reads them
             if hive and io.format != "parquet":
@@ -534,6 +624,14 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
         if io.format == "parquet":
             scan = pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob)
+            if files:  # alike (check_alike): the first file's schema is every file's
+                import pyarrow.parquet as pq
+
+                arrow = pq.read_schema(files[0])
+                zone = zone_polars_refuses(arrow)
+                if zone is not None:  # said before polars panics on it
+                    raise EngineError(f"input {io.name!r}: polars cannot read {files[0]}: {zone}")
+                scan = _dates_as_dates(scan, arrow)
             schema = scan.collect_schema()
             column = _map_column(schema)
             if column is None:
@@ -555,6 +653,8 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             )
             if files is not None:
                 _check_csv_rows(io, files, frame.height)
+                if headers and len(headers[0]) == frame.width and frame.columns != headers[0]:
+                    frame.columns = headers[0]  # alike in every file (check_alike)
             return frame
         if files is not None:
             _check_json_keys(io, files)
@@ -624,12 +724,12 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         if isinstance(frame, pl.DataFrame):
             return frame
         if isinstance(frame, pa.Table):
-            return pl.from_arrow(frame)  # type: ignore[return-value]
+            return _from_arrow(frame)
         msg = f"the polars engine needs a polars DataFrame, got {type(frame).__module__}.{type(frame).__name__}"
         raise EngineError(msg)
 
     def from_pandas(self, frame: pd.DataFrame) -> pl.DataFrame:
-        return pl.from_arrow(pandas_table(frame))  # type: ignore[return-value]  # the rows-v1 conversion: what is hashed is kept
+        return _from_arrow(pandas_table(frame, strict=True))  # the rows-v1 conversion: what is hashed is kept
 
     def environment(self) -> dict[str, str | None]:
         return {"version": pl.__version__}

@@ -956,7 +956,7 @@ class SparkEngine:
     def from_pandas(self, frame: pd.DataFrame) -> DataFrame:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        table = _spark_arrow(pandas_table(frame))
+        table = _spark_arrow(pandas_table(frame, strict=True))
         # Spark reads a zone-less Arrow timestamp as an instant unless told; rows-v1 (and pandas) call it
         # timestamp_ntz, so say so (found by ubunye.testing.backend_conformance).
         try:
