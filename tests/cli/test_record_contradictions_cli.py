@@ -48,6 +48,11 @@ def _runs(tmp_path: Path, values: tuple[list[int], list[int]] = ([1, 2, 3], [1, 
     return paths
 
 
+def _runs_path(tmp_path: Path) -> Path:
+    """Run B's record file, as _runs wrote it."""
+    return tmp_path / ".ubunye" / "lineage" / "u" / "p" / "t" / f"{IDS[1]}.json"
+
+
 def _edit(path: Path, change: Any) -> None:
     data = json.loads(path.read_text())
     change(data)
@@ -86,12 +91,38 @@ def test_compare_and_diff_never_say_same_data_for_contradicting_records(tmp_path
     first = compared.stdout.splitlines()[0]
     assert first.startswith(f"data unknown: output o (the records disagree: equal data hashes, but {why}"), first
     diffed = invoke("diff", "latest~1", "latest", "-d", tmp_path, *TASK)
-    # No bucket differs: diff reads every row and checks it against each record, which B's fails (exit 2, naming
-    # the field); never "same data" from the hashes.
-    assert diffed.exit_code == 2, diffed.output
-    assert "same data" not in diffed.stdout and diffed.stderr.startswith("error: run B (20261202T020000Z-b): ")
-    shown = field.split(".")[0] if field != "schema" else "columns are"
-    assert shown in diffed.stderr, diffed.stderr
+    # Never "same data" from the hashes. B's schema_hash is not its schema's: named up front. Otherwise no bucket
+    # differs: diff reads every row and checks it against each record, which B's fails (exit 2, naming the field).
+    assert diffed.exit_code == 2 and "same data" not in diffed.stdout, diffed.output
+    if field in ("schema_hash", "schema"):
+        said = f"error: {_runs_path(tmp_path)}: outputs[0]: the record contradicts itself: its schema_hash is not"
+        assert diffed.stderr.startswith(said), diffed.stderr
+    else:
+        assert diffed.stderr.startswith("error: run B (20261202T020000Z-b): ") and field.split(".")[0] in diffed.stderr
+
+
+def test_an_edited_data_hash_is_a_record_contradicting_itself_not_changed_data(tmp_path) -> None:
+    """Only B's data_hash edited (its buckets, row count and schema as the run recorded them): compare said "data
+    changed", and diff "the data ... was overwritten since". The buckets add up to the sums the data hash is made
+    of (docs/rows-v1.md sections 9 and 12.2): a data hash that is not theirs is a damaged record."""
+    paths = _runs(tmp_path)
+    _edit(paths[1], _set("data_hash", "sha256:" + "0" * 64))
+    compared = invoke("lineage", "compare", "latest~1", "latest", "-d", tmp_path, *TASK)
+    assert compared.exit_code == 1, compared.output
+    said = "the record of run B contradicts itself: its data_hash is not the hash of its schema, row count and buckets"
+    assert compared.stdout.splitlines()[0].startswith(f"data unknown: output o ({said})"), compared.stdout
+    diffed = invoke("diff", "latest~1", "latest", "-d", tmp_path, *TASK)
+    assert diffed.exit_code == 2 and "overwritten" not in diffed.stderr, diffed.output
+    assert diffed.stderr.startswith(f"error: {paths[1]}: outputs[0]: the record contradicts itself: its data_hash")
+
+
+def test_diff_of_equal_hashes_names_a_damaged_bucket_field(tmp_path) -> None:
+    """B's buckets.data damaged, the data hashes equal: diff said "same data", exit 0 (compare notes it)."""
+    paths = _runs(tmp_path)
+    _edit(paths[1], _set("buckets.data", "not-base64!"))
+    diffed = invoke("diff", "latest~1", "latest", "-d", tmp_path, *TASK)
+    assert diffed.exit_code == 2 and "same data" not in diffed.stdout, diffed.output
+    assert diffed.stderr.startswith(f"error: {paths[1]}: outputs[0].buckets: data is not base64"), diffed.stderr
 
 
 def test_records_that_agree_are_still_same_data(tmp_path) -> None:

@@ -12,13 +12,16 @@ from dataclasses import replace
 import pytest
 
 from ubunye.exceptions import RecordError
+from ubunye.hashing.digest import schema_hash
 from ubunye.lineage import RecordStore, RunRecord
 from ubunye.lineage.compare import compare_datasets, compare_records
 from ubunye.lineage.record import ColumnRecord, DatasetRecord, ExpectationResult, MalformedRecord
 
-H1, H2, FP = "sha256:" + "11" * 32, "sha256:" + "22" * 32, "sha256:" + "f0" * 32
-#: One output as a real run records it: data hash, schema hash and schema string, one column's profile.
-OUT = DatasetRecord("o", row_count=3, schema_hash=H2, data_hash=H1, hash_method="rows-v1", schema='{"v":"int64"}',
+H1, FP = "sha256:" + "11" * 32, "sha256:" + "f0" * 32
+#: One output as a real run records it: data hash, schema hash (of its schema string, as compare checks) and schema
+#: string, one column's profile.
+OUT = DatasetRecord("o", row_count=3, schema_hash=schema_hash('struct<"v":int64>'), data_hash=H1,
+                    hash_method="rows-v1", schema='struct<"v":int64>',
                     columns={"v": ColumnRecord(type="int64", nulls=0, fingerprint=FP)},
                     profile_method="profile-v1")  # fmt: skip
 
@@ -33,7 +36,7 @@ def _with_column(**changes: object) -> DatasetRecord:
     ("b", "why"),
     [
         (replace(OUT, schema_hash="sha256:" + "ab" * 32), "schema hashes differ"),
-        (replace(OUT, schema='{"v":"int32"}'), "schemas differ"),
+        (replace(OUT, schema='struct<"v":int32>'), "schemas differ"),
         (_with_column(type="float64"), "column v: types int64 and float64 under one fingerprint"),
         (_with_column(nulls=1), "column v: nulls 0 and 1 under one fingerprint"),
     ],

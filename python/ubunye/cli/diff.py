@@ -29,8 +29,8 @@ from ubunye.engines import Engine, get_engine, is_url
 from ubunye.exceptions import UbunyeError
 from ubunye.lineage.compare import UNCHANGED, UNKNOWN, compare_datasets
 from ubunye.lineage.diff import DiffError, TableDiff, diff_tables
-from ubunye.lineage.profiles import packed_buckets, same_key
-from ubunye.lineage.record import DatasetRecord, RunRecord, check_datasets, printable
+from ubunye.lineage.profiles import contradiction, packed_buckets, same_key
+from ubunye.lineage.record import DatasetRecord, MalformedRecord, RunRecord, check_datasets, printable
 
 _BUCKET = 24
 PROFILE = "profile-v1"  # the profile method whose buckets this module reads (docs/rows-v1.md section 12)
@@ -341,10 +341,18 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
             eng = "spark"
         sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", io, eng, d, field=at, path=path))
     sa, sb = sides
+    for side in sides:  # an edited hash would be read as data overwritten since the run: named as what it is
+        assert side.dataset is not None
+        contradicts = contradiction(side.dataset, _packed(side) if side.dataset.buckets is not None else None)
+        if contradicts:
+            raise MalformedRecord(f"the record contradicts itself: {contradicts}", side.path or side.label, side.field)
     why, disagree = None, False
     if da.data_hash is not None and da.data_hash == db.data_hash:
         verdict = compare_datasets("output", da, db, fields=(f"{fa}.buckets", f"{fb}.buckets"), paths=paths)
         if verdict.data == UNCHANGED:
+            for side in sides:  # a damaged bucket field is an error here as wherever diff reads it (compare notes it)
+                if side.dataset is not None and side.dataset.buckets is not None:
+                    _packed(side)
             same = "same data hash: no row differs"
             return DiffReport(name, _describe(sa), _describe(sb), key or da.key or None, None, None, same)
         # Unknown: equal hashes, but the records' profiles say otherwise (a damaged record). Not comparable: equal

@@ -25,7 +25,14 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ubunye.lineage.profiles import BucketChanges, ColumnChanges, compare_buckets, compare_columns, packed_buckets
+from ubunye.lineage.profiles import (
+    BucketChanges,
+    ColumnChanges,
+    compare_buckets,
+    compare_columns,
+    contradiction,
+    packed_buckets,
+)
 from ubunye.lineage.record import DatasetRecord, ExpectationResult, MalformedRecord, RunRecord, check_datasets
 
 UNCHANGED, CHANGED, NOT_COMPARABLE, UNKNOWN = "unchanged", "changed", "not comparable", "unknown"
@@ -302,11 +309,27 @@ def compare_datasets(side: str, a: DatasetRecord | None, b: DatasetRecord | None
         disagree = _disagreement(x, y, columns, buckets)
         if disagree:  # one data hash, two different datasets: the records cannot both be right
             data, reason = UNKNOWN, f"the records disagree: equal data hashes, but {disagree}"
+    if data in (UNCHANGED, CHANGED):
+        for label, d, where, path in (("A", x, fields[0], paths[0]), ("B", y, fields[1], paths[1])):
+            why = contradiction(d, _decoded(d, where, path))
+            if why:  # its hash cannot be taken as evidence either way (an edited data_hash read as "changed")
+                data, reason = UNKNOWN, f"the record of run {label} contradicts itself: {why}"
+                break
     return DatasetDiff(
         side, (a or y).name, data, reason, x.row_count, y.row_count, schema, x.schema, y.schema,
         x.data_hash, y.data_hash, x.hash_method, y.hash_method, x.location, y.location,
         columns, buckets, x.version, y.version, note, unreadable,
     )  # fmt: skip
+
+
+def _decoded(d: DatasetRecord, where: str, path: str | None) -> bytes | None:
+    """A record's packed buckets, None when it has none or they do not decode (said elsewhere: ``buckets_error``)."""
+    if d.buckets is None:
+        return None
+    try:
+        return packed_buckets(d.buckets, where, path, d.row_count)
+    except MalformedRecord:
+        return None
 
 
 def _profiles(

@@ -138,6 +138,36 @@ def compare_columns(a: DatasetRecord, b: DatasetRecord) -> ColumnChanges | None:
     return out
 
 
+def contradiction(d: DatasetRecord, packed: bytes | None) -> str | None:
+    """Why a rows-v1 dataset record cannot be right (it contradicts itself), else None: its ``schema_hash`` is not
+    the hash of its ``schema``, or its ``data_hash`` not the hash of its schema, row count and the sums its buckets
+    add up to (``packed``, when it has buckets: docs/rows-v1.md sections 9 and 12.2). An edited hash, which would
+    otherwise read as "changed" (or, diffed, as data overwritten since), is caught here.
+
+    Example:
+        >>> from dataclasses import replace
+        >>> from ubunye.hashing.digest import finish
+        >>> h = finish('struct<"a":int64>', 0, 0, 0)
+        >>> d = DatasetRecord("o", data_hash=h.data_hash, hash_method="rows-v1", schema=h.schema, row_count=0)
+        >>> contradiction(d, bytes(24)) is None, contradiction(replace(d, data_hash="sha256:" + "0" * 64), bytes(24))
+        (True, 'its data_hash is not the hash of its schema, row count and buckets')
+    """
+    from ubunye.hashing.digest import finish, schema_hash
+
+    if d.hash_method != "rows-v1" or d.schema is None:
+        return None
+    if d.schema_hash is not None and d.schema_hash != schema_hash(d.schema):
+        return "its schema_hash is not the hash of its schema"
+    if packed is None or d.data_hash is None or d.row_count is None:
+        return None
+    w = _BUCKET_BYTES
+    sum1 = sum(int.from_bytes(packed[i + 8 : i + 16], "big") for i in range(0, len(packed), w))
+    sum2 = sum(int.from_bytes(packed[i + 16 : i + 24], "big") for i in range(0, len(packed), w))
+    if finish(d.schema, d.row_count, sum1, sum2).data_hash != d.data_hash:
+        return "its data_hash is not the hash of its schema, row count and buckets"
+    return None
+
+
 @dataclass(frozen=True)
 class BucketChanges:
     """The buckets whose numbers differ between two records of one dataset (same n, same key)."""
