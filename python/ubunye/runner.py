@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import logging
 import os
+import re
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -250,9 +251,22 @@ def _delta_now(engine: Engine[Any], io: IOConfig, base_dir: Path) -> int | None:
         # "no table" only where the driver's disk is the table's (a Spark Connect or HDFS path is not): else unknown
         local = _lockable(engine, location(io, base_dir))
         try:
-            return _NO_TABLE if local is not None and not os.path.lexists(Path(local) / "_delta_log") else None
+            return _NO_TABLE if local is not None and not _has_commit(Path(local) / "_delta_log") else None
         except (OSError, ValueError):  # this runs while a write's error is being handled: never replace it
             return None
+
+
+#: A Delta log entry that is (or may be) a commit: a version file, a checkpoint, a staged (coordinated) commit.
+_VERSION_FILE = re.compile(r"^\d{20}\.")
+
+
+def _has_commit(log: Path) -> bool:
+    """Whether a Delta log folder holds any file named for a version. Delta 4 makes ``_delta_log/_staged_commits``
+    before a first commit: a failed first write leaves that empty folder, and "a log is there" said not known
+    where nothing can have landed."""
+    if not os.path.lexists(log):
+        return False
+    return any(_VERSION_FILE.match(f) for _, _, files in os.walk(log) for f in files)
 
 
 def _written_after_failure(

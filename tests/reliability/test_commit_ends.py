@@ -140,6 +140,13 @@ def test_a_write_failing_after_its_checkpoint_says_written_only_what_is_known(tm
     assert after(IOConfig("o", format="parquet", path="p"), None) is False  # a local folder: the rename is the commit
     assert after(IOConfig("o", format="parquet", path="s3://b/p"), None) is None  # inside the writer's call
     assert after(IOConfig("o", table="db.t"), None) is None
+    # Delta 4 makes _delta_log/_staged_commits before its first commit: a failed first write leaves that folder
+    # alone, which said "not known" where nothing can have landed.
+    fresh = IOConfig("o", format="delta", path="fresh")
+    (tmp_path / "fresh" / "_delta_log" / "_staged_commits").mkdir(parents=True)
+    assert _delta_now(engine, fresh, tmp_path) == -1 and after(fresh, -1) is False
+    (tmp_path / "fresh" / "_delta_log" / "_staged_commits" / f"{0:020d}.{'a' * 8}.json").write_text("{}")
+    assert after(fresh, -1) is None  # a staged commit may be one (a commit coordinator): not known
 
 
 def test_no_table_is_said_only_where_the_driver_s_disk_holds_the_output(tmp_path):

@@ -607,6 +607,9 @@ def test_a_failing_spark_write_leaves_the_old_folder(spark, tmp_path):
     with pytest.raises(EngineError) as err:
         engine.write(frame, out(), tmp_path)
     assert str(err.value).startswith(f"output 'o': cannot write parquet at {folder}: "), str(err.value)
+    # the exception the UDF raised, not Spark's header ("An exception was thrown from the Python worker. Please see
+    # the stack trace below.", with nothing below: the run's error and its record said no more)
+    assert "ValueError: row 999 cannot be written" in str(err.value).splitlines()[0], str(err.value)
     assert snapshot(folder) == before and leftovers(folder) == []
     with pytest.raises(Boom):
         engine.write(engine.from_pandas(NEW), out(), tmp_path, before_commit=refuse)

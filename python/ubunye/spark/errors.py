@@ -14,6 +14,7 @@ from typing import Any
 #: Spark names the file a failed read was at in an outer cause ("Encountered error while reading file f.").
 _FILE = re.compile(r"while reading file (\S+?)\.?(?:\s|$)")
 _CAUSES = 20  # bounded: a cycle in the chain must not hang the caller
+_TRACEBACK = "Traceback (most recent call last):"
 
 
 def spark_reason(exc: BaseException) -> str:
@@ -31,7 +32,25 @@ def spark_reason(exc: BaseException) -> str:
         except Exception:  # the JVM is gone, or a cause's message cannot be read: fall back on Python's text
             pass
     text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {_line(text)}" if text else type(exc).__name__
+
+
+def _line(text: str) -> str:
+    """The line of a message that says what happened: its first, or, for a Python worker's error (a UDF that
+    raised), the exception the task raised, which Spark puts after its own header and the worker's traceback
+    ("An exception was thrown from the Python worker. Please see the stack trace below." says nothing).
+
+    Example:
+        >>> _line("An exception was thrown.\\nTraceback (most recent call last):\\n  File ...\\nValueError: bad row")
+        'ValueError: bad row'
+    """
+    lines = text.strip().splitlines()
+    if _TRACEBACK in text:
+        after = lines[next(i for i, line in enumerate(lines) if _TRACEBACK in line) + 1 :]
+        raised = [line.strip() for line in after if line.strip() and not line[:1].isspace()]
+        if raised:  # the traceback's last unindented line: "ValueError: ..." (a chained one's last)
+            return raised[-1]
+    return lines[0] if lines else text
 
 
 def _java_reason(java: Any) -> str:  # noqa: ANN401 (a py4j JavaObject: a Throwable)
@@ -49,7 +68,7 @@ def _java_reason(java: Any) -> str:  # noqa: ANN401 (a py4j JavaObject: a Throwa
         cause = nxt
     if not text:
         raise ValueError("no message in the chain")
-    line = text.strip().splitlines()[0]
+    line = _line(text)
     return f"{line} (file {file})" if file and file not in line else line
 
 
