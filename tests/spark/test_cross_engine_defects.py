@@ -166,3 +166,31 @@ def test_polars_int128_is_refused_and_its_suggested_cast_hashes_like_spark(spark
         hash_frame(frame)
     df = spark.sql(f"SELECT CAST(x AS DECIMAL(38,0)) AS big FROM VALUES (1L), ({-(2**62)}L), (NULL) AS t(x)")
     assert hash_frame(frame.with_columns(pl.col("big").cast(pl.Decimal(38, 0)))).data_hash == _three_engines(df)
+
+
+# ---- 5. types Spark declares and other readers take for another (section 11) -------------------------------------
+def test_spark_variant_and_interval_columns_stored_by_spark_are_refused_on_every_engine(spark, tmp_path):
+    """A variant written by Spark is a struct of two binaries to pyarrow, pandas and polars, an interval an
+    integer: the pandas and polars engines hashed those (with `ubunye hash` printing a hash) where Spark refuses
+    the same table. Spark's schema in the parquet footer, and the Delta log, say what the column is."""
+    from ubunye.config import IOConfig
+    from ubunye.engines.pandas_engine import PandasEngine
+    from ubunye.exceptions import EngineError
+
+    pytest.importorskip("polars")
+    from ubunye.engines.polars_engine import PolarsEngine
+
+    spark.sql("""SELECT 1 AS id, parse_json('{"a":1}') AS v""").write.format("delta").save(str(tmp_path / "vdl"))
+    spark.sql("""SELECT 1 AS id, parse_json('{"a":1}') AS v""").write.parquet(str(tmp_path / "vpq"))
+    spark.sql("SELECT 1 AS id, INTERVAL '2' DAY AS i").write.parquet(str(tmp_path / "ipq"))
+    spark.sql("SELECT 1 AS id, named_struct('x', INTERVAL '2' DAY) AS s").write.parquet(str(tmp_path / "spq"))
+    cases = [("vdl", "delta", "column 'v' is a Spark variant"), ("vpq", "parquet", "column 'v' is a Spark variant"),
+             ("ipq", "parquet", "column 'i' is a Spark interval day"),
+             ("spq", "parquet", r"column 's' holds a Spark interval day \(at s\.x\)")]  # fmt: skip
+    for folder, fmt, said in cases:
+        with pytest.raises(HashError, match=r"cannot hash column '[vis]'"):
+            hash_spark(spark.read.format(fmt).load(str(tmp_path / folder)))
+        io = IOConfig("src", format=fmt, path=folder)
+        for engine in (PandasEngine(), PolarsEngine()):
+            with pytest.raises(EngineError, match=said):
+                engine.read(io, tmp_path)

@@ -340,7 +340,7 @@ def timestamp_of(io: IOConfig) -> datetime.datetime | None:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=datetime.timezone.utc)
 
 
-def _open(io: IOConfig, path: str) -> DeltaTable:
+def open_table(io: IOConfig, path: str) -> DeltaTable:
     """The Delta table at ``path`` as a read of ``io`` sees it: at io.version, or as of io.timestamp, else latest."""
     from deltalake import DeltaTable
 
@@ -376,7 +376,7 @@ def read_table(io: IOConfig, path: str) -> pa.Table:
     """
     from ubunye.hashing.delta_files import check_arrow_readable, deltalake_arrow
 
-    table = _open(io, path)
+    table = open_table(io, path)
     check_arrow_readable(table, f"input {io.name!r} (Delta at {path})")
     with deltalake_arrow(f"input {io.name!r} (Delta at {path})"):
         return table.to_pyarrow_table()
@@ -396,7 +396,7 @@ def table_version(io: IOConfig, path: str) -> int:
         >>> table_version(IOConfig("t", format="delta"), path), table_version(IOConfig("t", version=0), path)
         (1, 0)
     """
-    return int(_open(io, path).version())
+    return int(open_table(io, path).version())
 
 
 def dataset_version(io: IOConfig, base_dir: Path) -> int | None:
@@ -407,4 +407,12 @@ def dataset_version(io: IOConfig, base_dir: Path) -> int | None:
     return table_version(io, resolve_path(io.path, base_dir))
 
 
-__all__ = ["dataset_version", "read_table", "refuse_unfaithful", "table_version", "timestamp_of", "write_delta"]
+__all__ = [
+    "dataset_version",
+    "open_table",
+    "read_table",
+    "refuse_unfaithful",
+    "table_version",
+    "timestamp_of",
+    "write_delta",
+]

@@ -321,6 +321,25 @@ def _nested(parent: str, field: pa.Field, walk: Callable[[str, pa.DataType], lis
     return [path, *walk(path, field.type)]
 
 
+#: Where Spark keeps a parquet file's schema as Spark declared it (its types beyond parquet's: variant, intervals).
+SPARK_ROW_METADATA = b"org.apache.spark.sql.parquet.row.metadata"
+
+
+def refuse_spark_only_types(io: IOConfig, declared: str | bytes | None, where: str) -> None:
+    """Raise EngineError naming the input, ``where`` (a file, a Delta table) and the column when the Spark schema
+    ``declared`` there holds a type rows-v1 refuses that pyarrow, pandas and polars read as another type (a
+    variant as a struct of two binaries, an interval as an integer): Spark refuses to hash it, so hashing what
+    they read would give that table a hash on one engine and none on another (docs/rows-v1.md section 11)."""
+    from ubunye.hashing.types import spark_declared_refusal
+
+    why = spark_declared_refusal(declared)
+    if why is not None:
+        msg = f"input {io.name!r}: {why} (so {where} says), which rows-v1 does not hash and this engine would read "
+        msg += "as the type it is stored as (a variant's binary encoding, an interval's integer); read it with the "
+        msg += "Spark engine, or store it as text first (to_json, CAST AS STRING)"
+        raise EngineError(msg)
+
+
 def refuse_compression(io: IOConfig, files: list[Path], reader: str, codecs: tuple[str, ...]) -> None:
     """Raise EngineError naming the input and file if one of ``files`` is compressed with one of ``codecs`` (the
     :data:`COMPRESSION` suffixes), which ``reader`` does not decompress: it would read the compressed bytes as

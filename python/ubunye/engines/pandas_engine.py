@@ -27,7 +27,15 @@ from ubunye.engines._io import (
     unwrap,
 )
 from ubunye.engines.delta import read_table
-from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions, refuse_compression
+from ubunye.engines.inputs import (
+    SPARK_ROW_METADATA,
+    check_alike,
+    column_paths,
+    data_files,
+    has_partitions,
+    refuse_compression,
+    refuse_spark_only_types,
+)
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.dictionaries import decode_column
@@ -364,6 +372,9 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         assert root is not None
         schemas = functools.cache(lambda file: self._file_schema(io, file))
         check_alike(io, files, root, lambda file: column_paths(schemas(file)))
+        if io.format == "parquet":  # alike: the first file says what Spark declared for all
+            declared = schemas(files[0]).metadata or {}
+            refuse_spark_only_types(io, declared.get(SPARK_ROW_METADATA), str(files[0]))
         whole = _unified([schemas(f) for f in files]) if io.format == "json" else None
         # name=value folders become columns, as Spark reads them (not dropped)
         hive = {"partitioning": "hive", "partition_base_dir": str(root)} if has_partitions(files, root) else {}

@@ -36,7 +36,15 @@ from ubunye.engines._io import (
     unwrap,
 )
 from ubunye.engines.delta import read_table, timestamp_of
-from ubunye.engines.inputs import check_alike, column_paths, data_files, has_partitions, refuse_compression
+from ubunye.engines.inputs import (
+    SPARK_ROW_METADATA,
+    check_alike,
+    column_paths,
+    data_files,
+    has_partitions,
+    refuse_compression,
+    refuse_spark_only_types,
+)
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
 
@@ -120,6 +128,18 @@ def zone_polars_refuses(schema: pa.Schema) -> str | None:
                     "such as Asia/Kolkata)"
                 )
     return None
+
+
+def _delta_schema_json(io: IOConfig, path: str) -> str | None:
+    """The Delta table's schema as its log writes it (Spark's JSON), as a read of ``io`` sees it; None where
+    deltalake cannot open it (polars' own reader then says why)."""
+    from ubunye.engines.delta import open_table
+
+    try:
+        schema_json: str = open_table(io, path).schema().to_json()
+        return schema_json
+    except Exception:
+        return None
 
 
 def _from_arrow(table: pa.Table) -> pl.DataFrame:
@@ -570,6 +590,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                     raise EngineError(msg)
                 stamp = timestamp_of(io)
                 version: int | dt.datetime | None = stamp if stamp is not None else io.version
+                refuse_spark_only_types(io, _delta_schema_json(io, path), f"the Delta log at {path}")
                 scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)
                 if _map_column(scan.collect_schema()) is not None:
                     return _from_arrow(read_table(io, path))  # deltalake's Arrow keeps every map entry
@@ -628,6 +649,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 import pyarrow.parquet as pq
 
                 arrow = pq.read_schema(files[0])
+                refuse_spark_only_types(io, (arrow.metadata or {}).get(SPARK_ROW_METADATA), str(files[0]))
                 zone = zone_polars_refuses(arrow)
                 if zone is not None:  # said before polars panics on it
                     raise EngineError(f"input {io.name!r}: polars cannot read {files[0]}: {zone}")

@@ -456,7 +456,13 @@ def check_arrow_readable(table: DeltaTable, what: str) -> None:
     it reads by the logical names, which its Parquet files do not hold: every value null, silently (measured with
     deltalake 1.6.6, mode ``name`` and ``id``)."""
     from ubunye.exceptions import EngineError
+    from ubunye.hashing.types import spark_declared_refusal
 
+    refused = spark_declared_refusal(table.schema().to_json())
+    if refused is not None:  # deltalake reads a variant as a struct of its two binaries: hashed, where Spark refuses
+        msg = f"{what}: {refused} (so its Delta log says), which rows-v1 does not hash (docs/rows-v1.md section 11) "
+        msg += "and deltalake reads as its binary encoding; read it with the Spark engine, or store it as text first"
+        raise EngineError(msg)
     mode = str((table.metadata().configuration or {}).get("delta.columnMapping.mode", "none"))
     if mode.lower() != "none":
         msg = (

@@ -259,6 +259,66 @@ def _is_spark_variant(t: pa.StructType) -> bool:
     return any((t.field(i).metadata or {}).get(b"variant") == b"true" for i in range(t.num_fields))
 
 
+def _spark_refused(node: object, path: str) -> tuple[str, str] | None:
+    """The path inside a column (``""``, ``.f``, ``[]``, ``{key}``) and the name of the first refused type."""
+    if isinstance(node, str):
+        return (path, node) if node == "variant" or node.startswith("interval") else None
+    if not isinstance(node, dict):
+        return None
+    kind = node.get("type")
+    if kind == "struct" and isinstance(node.get("fields"), list):
+        inner = (
+            _spark_refused(f.get("type"), f"{path}.{f.get('name')}") for f in node["fields"] if isinstance(f, dict)
+        )
+        return next((found for found in inner if found), None)
+    if kind == "array":
+        return _spark_refused(node.get("elementType"), path + "[]")
+    if kind == "map":
+        return _spark_refused(node.get("keyType"), path + "{key}") or _spark_refused(
+            node.get("valueType"), path + "{value}"
+        )
+    return None
+
+
+def spark_declared_refusal(schema_json: str | bytes | None) -> str | None:
+    """Words naming the first column a Spark schema declares as a type rows-v1 refuses (section 11) and that other
+    readers take for another type, else None: a ``variant`` (pyarrow, pandas and polars read its binary encoding
+    as a struct of two binaries) or an interval (read as an integer). ``schema_json`` is Spark's schema as JSON: a
+    Spark parquet file's ``org.apache.spark.sql.parquet.row.metadata``, or a Delta log's schema.
+
+    Spark refuses these columns when it hashes them; read by another engine they would be hashed as the struct
+    or integer they are stored as, where the same table on Spark has no hash.
+
+    Example:
+        >>> spark_declared_refusal('{"type":"struct","fields":[{"name":"v","type":"variant"}]}')
+        "column 'v' is a Spark variant"
+        >>> spark_declared_refusal('{"type":"struct","fields":[{"name":"s","type":{"type":"array",'
+        ...                        '"elementType":"interval day"}}]}')
+        "column 's' holds a Spark interval day (at s[])"
+        >>> spark_declared_refusal('{"type":"struct","fields":[{"name":"i","type":"long"}]}') is None
+        True
+    """
+    import json
+
+    if schema_json is None:
+        return None
+    try:
+        schema = json.loads(schema_json)
+    except (ValueError, RecursionError):  # not Spark's schema after all: nothing it declares
+        return None
+    fields = schema.get("fields") if isinstance(schema, dict) else None
+    for f in fields if isinstance(fields, list) else []:
+        found = _spark_refused(f.get("type"), "") if isinstance(f, dict) else None
+        if found:
+            name, (where, kind) = str(f.get("name")), found
+            return (
+                f"column {name!r} is a Spark {kind}"
+                if not where
+                else f"column {name!r} holds a Spark {kind} (at {name}{where})"
+            )
+    return None
+
+
 def schema_string(schema: pa.Schema) -> str:
     """The rows-v1 schema string of an Arrow schema: ``struct<"name":type,...>`` sorted by code point.
 
