@@ -47,6 +47,7 @@ class IOConfig:
     """One input or output: a ``path`` (relative to the usecase_dir, or a URL) or a catalog ``table``.
 
     ``allow_empty`` (inputs only): a folder with no data files reads as an empty table instead of failing.
+    ``mode`` and ``partition_by`` (outputs only): how the output is written.
     ``profile``, ``key``, ``buckets``: the record's column fingerprints and row buckets (docs/rows-v1.md section
     12); ``profile: false`` records the rows-v1 hash alone, ``buckets: 0`` the column fingerprints without buckets.
     """
@@ -128,6 +129,9 @@ def _io(path: Path, key: str, name: str, raw: object, output: bool) -> IOConfig:
         raise check.fail(path, f"{key}.table", f"contains {odd}")
     if not output and "mode" in value:
         raise check.fail(path, f"{key}.mode", "only outputs have a write mode")
+    if not output and "partition_by" in value:  # every engine reads an input whole: it would be ignored
+        msg = "only outputs are written partitioned (an input is read whole): leave it out"
+        raise check.fail(path, f"{key}.partition_by", msg)
     mode = check.string(path, f"{key}.mode", value.get("mode", "overwrite"), WRITE_MODES)
     if ("version" in value or "timestamp" in value) and (output or (fmt != "delta" and table is None)):
         raise check.fail(path, key, "version/timestamp (time travel) apply to delta inputs only")
