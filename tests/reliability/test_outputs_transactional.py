@@ -13,6 +13,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -511,8 +512,8 @@ def test_a_lock_held_by_another_process_times_out_naming_the_location(tmp_path, 
             pass
         assert 0.3 <= time.monotonic() - start < 5
         assert str(err.value) == (
-            f"output {where}: another run holds its lock {tmp_path}/new/dirs/.o.ubunye.lock (pid {holder.pid}); "
-            "waited 0.3s (UBUNYE_LOCK_TIMEOUT sets how long)"
+            f"output {where}: another run holds its lock {tmp_path}/new/dirs/.o.ubunye.lock "
+            f"(pid {holder.pid} on {socket.gethostname()}); waited 0.3s (UBUNYE_LOCK_TIMEOUT sets how long)"
         )
         monkeypatch.setenv("UBUNYE_LOCK_TIMEOUT", "0.2")
         with pytest.raises(EngineError) as err:

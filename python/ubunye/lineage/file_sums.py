@@ -46,7 +46,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 import uuid
@@ -59,6 +58,7 @@ from urllib.parse import unquote, urlsplit
 import ubunye
 from ubunye.exceptions import RecordError
 from ubunye.hashing.delta_files import FileProfiles, FileSums
+from ubunye.lineage.store import create_temp
 
 if TYPE_CHECKING:
     from ubunye.lineage.remote import RemoteFiles
@@ -333,7 +333,7 @@ class FileSumsCache:
         target = self._local / folder
         try:
             target.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=target)
+            fd, tmp = create_temp(target, ".")  # the umask's mode, as a record's: readable by the team sharing it
             try:
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)

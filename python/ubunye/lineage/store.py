@@ -52,8 +52,8 @@ import datetime as dt
 import json
 import os
 import re
+import secrets
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -318,7 +318,7 @@ class RecordStore:
             return self._write_remote(record, text, target)
         _readable(text, target)
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{record.run_id}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = create_temp(target.parent, f".{record.run_id}.")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
@@ -853,6 +853,19 @@ def load_entry(path: Path) -> StoredRecord:
         return StoredRecord(path, None, str(exc), exc.field)
     except RecordError as exc:
         return StoredRecord(path, None, str(exc))
+
+
+def create_temp(folder: Path, prefix: str) -> tuple[int, Path]:
+    """Create ``<folder>/<prefix><random>.tmp``, new and empty, open for writing, with the mode a data file gets:
+    0o666 less the umask. In a group-shared store (setgid folder, umask 002) the team's other accounts can then read
+    the file renamed from it; ``tempfile.mkstemp`` makes every file 0600, readable by its creator alone.
+
+    The kernel applies the umask (or the folder's default ACL, which takes its place there) to the mode given at
+    creation. Reading the umask to chmod the file afterwards would mean setting it (``os.umask``), process-wide,
+    racing every other thread creating a file.
+    """
+    path = folder / f"{prefix}{secrets.token_hex(16)}.tmp"  # 128 random bits: O_EXCL never meets another's name
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666), path
 
 
 def _readable(text: str, target: Path) -> None:
