@@ -146,3 +146,14 @@ def test_latest_never_passes_over_an_unreadable_record_that_may_be_newer(tmp_pat
     os.utime(newest, (old, old))
     assert store.resolve("latest", "u", "p", "t").record.run_id == ids[1]
     assert store.resolve("latest~1", "u", "p", "t").record.run_id == ids[0]
+
+
+def test_a_success_with_an_output_not_written_is_refused_naming_the_field() -> None:
+    """A success record whose output said written: false compared as "same data", exit 0: a run succeeds only once
+    every output is committed, so the record contradicts itself."""
+    run = RunRecord(run_id="r", usecase="u", package="p", task="t", status="success",
+                    outputs=[replace(OUT, written=True), replace(OUT, name="p", written=False)])  # fmt: skip
+    with pytest.raises(MalformedRecord, match=r"^/x/r\.json: outputs\[1\]\.written: false in a run whose status is"):
+        RunRecord.from_dict(json.loads(json.dumps(run.to_dict())), "/x/r.json")
+    for fine in (replace(run, status="failed"), replace(run, outputs=[replace(OUT, written=None)])):
+        assert RunRecord.from_dict(json.loads(json.dumps(fine.to_dict())), "/x/r.json") == fine

@@ -20,7 +20,7 @@ import pyarrow as pa
 from ubunye.engines.delta import dataset_version, write_delta
 from ubunye.engines.inputs import column_difference, listing, partition_difference
 from ubunye.engines.locks import output_lock
-from ubunye.engines.paths import location, resolve_path
+from ubunye.engines.paths import local_path, location, resolve_path
 from ubunye.engines.transaction import (
     CommitHook,
     refuse_columns,
@@ -53,17 +53,31 @@ def pandas_table(frame: pd.DataFrame, *, strict: bool = False) -> pa.Table:
 
     ``strict`` is for a frame handed to another engine (``from_pandas``): there the converted frame is hashed
     again, and pyarrow's conversion (a date column holding a datetime keeps its day, a set its iteration order)
-    would be hashed as if it were the frame, where the pandas engine records the refusal as ``hash_error``.
+    would be hashed as if it were the frame, where the pandas engine records the refusal as ``hash_error``. A
+    conversion whose result rows-v1 refuses too (an empty object column becomes Arrow's null type, a uint8 stays
+    unsigned) changes nothing that would be hashed: taken, and its hash refused there as on pandas.
 
     Raises:
-        EngineError: with ``strict``, naming the column rows-v1 refuses and why.
+        EngineError: with ``strict``, naming the column rows-v1 refuses and why, when pyarrow's conversion of it
+            would be hashed.
     """
     try:
         return to_arrow(frame)
     except HashError as exc:
-        if strict:
+        converted = pa.Table.from_pandas(frame, preserve_index=False)
+        if strict and _hashable_types(converted.schema):
             raise EngineError(f"from_pandas: {exc}") from None
-        return pa.Table.from_pandas(frame, preserve_index=False)
+        return converted
+
+
+def _hashable_types(schema: pa.Schema) -> bool:
+    from ubunye.hashing.types import schema_string
+
+    try:
+        schema_string(schema)
+    except HashError:
+        return False
+    return True
 
 
 def _date32_type(t: pa.DataType) -> pa.DataType:
@@ -103,6 +117,29 @@ def date32_table(table: pa.Table) -> pa.Table:
                 msg = f"column {f.name!r} of type {f.type} holds a value that is not a whole day: {exc}"
                 raise EngineError(msg) from None
     return table
+
+
+#: How often a local input is listed and read again when a file it listed is gone (an overwrite swapped the folder).
+_REREADS = 5
+
+
+def reread_after_swap(path: str, read: Callable[[], T]) -> T:
+    """``read()`` of the local input at ``path``, again (listing it afresh) when a file it listed has gone.
+
+    An overwrite of that location by another run swaps the whole folder in one rename (engines.transaction): a
+    reader that listed the old folder's files finds them gone, where listing again finds the new output, complete.
+    Without this the nightly reader failed with FileNotFoundError while the data was there all along. An input
+    that stays gone (deleted, not replaced) still fails, on the last try.
+    """
+    if local_path(path) is None:
+        return read()
+    for attempt in range(_REREADS):
+        try:
+            return read()
+        except FileNotFoundError:
+            if attempt == _REREADS - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def unwrap(frame: object) -> object:

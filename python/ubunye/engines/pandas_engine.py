@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from ubunye.engines._io import (
     larger_blocks,
     pandas_table,
     parquet_codec,
+    reread_after_swap,
     separator,
     unwrap,
 )
@@ -292,12 +294,21 @@ def _json_line(io: IOConfig, row: dict[str, Any]) -> str:
             try:
                 json.dumps(value, default=str, allow_nan=False)
             except ValueError:
-                msg = f"output {io.name!r}: column {name!r} holds NaN or Infinity, which JSON cannot hold (a bare "
-                msg += "NaN is no JSON: other readers refuse the file); make them null first (a pandas float64 "
-                msg += f"column holds a missing value as NaN: df[{name!r}].astype('Float64') makes it null), or "
-                msg += "write parquet"
-                raise EngineError(msg) from None
+                raise EngineError(_no_json_number(io, name, value)) from None
         raise
+
+
+def _no_json_number(io: IOConfig, name: str, value: object) -> str:
+    msg = f"output {io.name!r}: column {name!r} holds "
+    if not isinstance(value, float):
+        msg += "NaN or Infinity inside its values, which JSON cannot hold (a bare NaN is no JSON: other readers "
+        return msg + "refuse the file); make them null where the column is built, or write parquet"
+    if math.isnan(value):
+        msg += "NaN, which JSON cannot hold (a bare NaN is no JSON: other readers refuse the file); a pandas float "
+        msg += f"column holds a missing value as NaN: df[{name!r}].astype('Float64') makes it null (float64), or "
+        return msg + "write parquet"
+    msg += f"{value}, which JSON cannot hold (other readers refuse the file); replace it (e.g. with null: "
+    return msg + f"df[{name!r}].replace([np.inf, -np.inf], None)), or write parquet"
 
 
 def _for_delta(table: pa.Table) -> pa.Table:
@@ -344,7 +355,7 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         try:
             if io.format == "delta":
                 return _to_pandas(read_table(io, path))
-            return _to_pandas(self._read_files(io, path))
+            return _to_pandas(reread_after_swap(path, lambda: self._read_files(io, path)))
         except EngineError:
             raise
         except (OSError, pa.ArrowException, ValueError) as exc:
@@ -362,11 +373,14 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         if files is None:  # a URL: pyarrow lists it
             source, filesystem = _remote_source(io, path)
             try:
-                return larger_blocks(lambda size: _dataset(io, source, None, size, **filesystem).to_table())[0]
+                table = larger_blocks(lambda size: _dataset(io, source, None, size, **filesystem).to_table())[0]
             except TypeError as exc:  # fsspec opens the filesystem lazily: an option it does not take shows here
                 if not filesystem:
                     raise
                 raise EngineError(_options_refused(io, path, exc)) from exc
+            if io.format == "parquet":  # the dataset's schema carries its first file's metadata: Spark's schema
+                refuse_spark_only_types(io, (table.schema.metadata or {}).get(SPARK_ROW_METADATA), path)
+            return table
         refuse_compression(io, files, "pyarrow's dataset reader", (".zst",))
         root = local_path(path)
         assert root is not None

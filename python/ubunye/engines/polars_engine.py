@@ -32,6 +32,7 @@ from ubunye.engines._io import (
     larger_blocks,
     pandas_table,
     parquet_codec,
+    reread_after_swap,
     separator,
     unwrap,
 )
@@ -140,6 +141,47 @@ def _delta_schema_json(io: IOConfig, path: str) -> str | None:
         return schema_json
     except Exception:
         return None
+
+
+def _first_parquet_schema(
+    files: list[Path] | None, source: str | list[str], storage: dict[str, Any] | None, glob: bool
+) -> tuple[str, pa.Schema | None]:
+    """The first parquet file of an input and its Arrow schema as pyarrow reads it (with the file's key-value
+    metadata: Spark's declared schema), or ``("", None)`` when it cannot be had. A URL's files are polars' to list:
+    the first is the one polars reads first, its footer read with polars' own store options."""
+    if files:
+        import pyarrow.parquet as pq
+
+        return str(files[0]), pq.read_schema(files[0])
+    if files is not None:
+        return "", None
+    try:
+        column = "__ubunye_file__"
+        paths = pl.scan_parquet(source, storage_options=storage, glob=glob, include_file_paths=column)
+        found = paths.select(column).head(1).collect()
+        if found.height == 0:  # no rows: no file named (a type read differently is then in no row either)
+            return "", None
+        first = str(found[column][0])
+        metadata = pl.read_parquet_metadata(first, storage_options=storage)
+    except Exception:  # the read itself says why the files cannot be read
+        return "", None
+    return first, _arrow_schema_of(metadata)
+
+
+def _arrow_schema_of(metadata: dict[str, str]) -> pa.Schema:
+    """A parquet file's schema as pyarrow reads it, from its key-value metadata: the ``ARROW:schema`` pyarrow and
+    polars write (a date64 read back as the date32 pyarrow reads), with the metadata itself (Spark's schema)."""
+    import base64
+
+    schema = pa.schema([], metadata={k.encode(): v.encode() for k, v in metadata.items()})
+    stored = metadata.get("ARROW:schema")
+    if stored is None:
+        return schema
+    try:
+        arrow = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored)))
+    except (ValueError, pa.ArrowException):
+        return schema
+    return date32_table(arrow.empty_table()).schema.with_metadata(schema.metadata)
 
 
 def _from_arrow(table: pa.Table) -> pl.DataFrame:
@@ -595,7 +637,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 if _map_column(scan.collect_schema()) is not None:
                     return _from_arrow(read_table(io, path))  # deltalake's Arrow keeps every map entry
                 return scan.collect()
-            return self._read_files(io, path)
+            return reread_after_swap(path, lambda: self._read_files(io, path))
         except EngineError:
             raise
         except BaseException as exc:  # polars and deltalake raise their own error types; polars may panic
@@ -645,14 +687,12 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
         if io.format == "parquet":
             scan = pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob)
-            if files:  # alike (check_alike): the first file's schema is every file's
-                import pyarrow.parquet as pq
-
-                arrow = pq.read_schema(files[0])
-                refuse_spark_only_types(io, (arrow.metadata or {}).get(SPARK_ROW_METADATA), str(files[0]))
+            first, arrow = _first_parquet_schema(files, source, storage, glob)
+            if arrow is not None:  # alike (check_alike): the first file's schema is every file's
+                refuse_spark_only_types(io, (arrow.metadata or {}).get(SPARK_ROW_METADATA), first)
                 zone = zone_polars_refuses(arrow)
                 if zone is not None:  # said before polars panics on it
-                    raise EngineError(f"input {io.name!r}: polars cannot read {files[0]}: {zone}")
+                    raise EngineError(f"input {io.name!r}: polars cannot read {first}: {zone}")
                 scan = _dates_as_dates(scan, arrow)
             schema = scan.collect_schema()
             column = _map_column(schema)

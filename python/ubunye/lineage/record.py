@@ -262,7 +262,8 @@ class RunRecord:
 
 
 def check_datasets(record: RunRecord, path: str | None = None) -> None:
-    """A record naming one input (or one output) twice is malformed: which of the two would be compared?
+    """A record naming one input (or one output) twice is malformed: which of the two would be compared? So is a
+    successful run with an output it did not write.
 
     :meth:`RunRecord.from_dict` calls it on every record it loads; ``compare_records`` and ``diff_runs`` call it
     on records built in code.
@@ -273,6 +274,11 @@ def check_datasets(record: RunRecord, path: str | None = None) -> None:
         Traceback (most recent call last):
         ubunye.lineage.record.MalformedRecord: /r.json: outputs[1].name: 'o' is repeated (outputs[0] has it too)
     """
+    if record.status == "success":  # a run succeeds once every output is committed (runner: written true)
+        for i, d in enumerate(record.outputs):
+            if d.written is False:
+                msg = "false in a run whose status is success (a run succeeds only once every output is written)"
+                raise MalformedRecord(msg, path, f"outputs[{i}].written")
     for side, items in (("outputs", record.outputs), ("inputs", record.inputs)):
         seen: dict[str, int] = {}
         for i, d in enumerate(items):
