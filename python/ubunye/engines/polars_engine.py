@@ -143,6 +143,21 @@ def _delta_schema_json(io: IOConfig, path: str) -> str | None:
         return None
 
 
+def _folder_url(url: str) -> str:
+    """``url`` as polars reads a folder: with a trailing slash when its last part names no file (no extension, no
+    pattern). polars takes ``s3://b/orders`` for one object and fails ("not found") where Spark and the pandas
+    engine read the folder of part files that Spark writes there.
+
+    Example:
+        >>> _folder_url("s3://b/orders"), _folder_url("s3://b/orders/part-0.parquet"), _folder_url("s3://b/o/*.csv")
+        ('s3://b/orders/', 's3://b/orders/part-0.parquet', 's3://b/o/*.csv')
+    """
+    last = url.rstrip("/").rsplit("/", 1)[-1]
+    if url.endswith("/") or "." in last or any(c in last for c in "*?[{"):
+        return url
+    return url + "/"
+
+
 def _first_parquet_schema(
     files: list[Path] | None, source: str | list[str], storage: dict[str, Any] | None, glob: bool
 ) -> tuple[str, pa.Schema | None]:
@@ -668,7 +683,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         storage = io.storage_options or None
         source: str | list[str]
         if files is None:  # a URL: polars lists it
-            source = path
+            source = _folder_url(path)
             hive: bool | None = None
         else:
             local = local_path(path)
