@@ -537,3 +537,29 @@ def test_a_data_file_gone_from_storage_is_not_counted_from_the_cache(spark, tmp_
         assert got.hash_mode == "full" and "is not in storage" in got.reason
     finally:
         undo()
+
+
+def test_double_partitions_of_minus_zero_and_nan_are_told_apart_and_found(spark, tmp_path):
+    # 0.0 and -0.0 are two partitions to Delta (p=0, p=-0) but equal to Python: their new files were read as one
+    # group, every row given the first's sign (the incremental hash differed from the full one). A NaN partition's
+    # files were not found among the snapshot's (a NaN equals no NaN): "a file that is not one of the snapshot's".
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    batch = pa.table({"id": [1, 2], "p": pa.array([0.0, -0.0])})
+    write_deltalake(path, batch, partition_by=["p"])
+    assert hash_delta(path, cache=cache, spark=spark).hash_mode == "full"
+    write_deltalake(path, batch, mode="append", partition_by=["p"])
+    got = hash_delta(path, cache=cache, spark=spark)
+    assert (got.hash_mode, got.files_read) == ("incremental", 2) and got.hash == _full(spark, path, "jvm")
+
+    nan_path, nan_cache = str(tmp_path / "n"), FileSumsCache(tmp_path / "records-n")
+    write_deltalake(nan_path, pa.table({"id": range(10000), "p": [float("nan")] * 10000}), partition_by=["p"])
+    write_deltalake(nan_path, pa.table({"id": [10000], "p": [float("nan")]}), mode="append", partition_by=["p"])
+    hash_delta(nan_path, cache=nan_cache, spark=spark)
+    spark.sql(f"ALTER TABLE delta.`{nan_path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = true)")
+    spark.sql(f"DELETE FROM delta.`{nan_path}` WHERE id % 2 = 0 AND id < 10000")  # 5,000 scattered: read by partition
+    got = hash_delta(nan_path, cache=nan_cache, spark=spark)
+    assert got.hash == _full(spark, nan_path, "jvm")
+    assert got.reason is None or "not one of the snapshot's" not in got.reason, got.reason

@@ -57,6 +57,7 @@ import hashlib
 import json
 import math
 import re
+import struct
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from functools import reduce
@@ -316,6 +317,21 @@ def _file_partials(batches: Iterator[pa.RecordBatch], names: list[str]) -> Itera
     yield pa.RecordBatch.from_pydict(out, schema=schema)
 
 
+def _partition_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A partition's values as a key that tells what Python's equality does not: 0.0 from -0.0 (equal to Python, two
+    partitions to Delta: the files of both were read as one, every row given the first's sign) and NaN from
+    nothing (a NaN equals no NaN: the files of a NaN partition were not found among the snapshot's).
+
+    Example:
+        >>> nan = float("nan")
+        >>> _partition_key((0.0,)) == _partition_key((-0.0,)), _partition_key((nan,)) == _partition_key((float(nan),))
+        (False, True)
+    """
+    return tuple(
+        ("float", "nan" if math.isnan(v) else struct.pack(">d", v)) if isinstance(v, float) else v for v in values
+    )
+
+
 def _literal_reason(files: Sequence[DeltaFile], names: Sequence[str]) -> str:
     """Why a partition value of ``files`` cannot be written as an exact SQL literal (never expected of the values
     deltalake parses for the types read alone), or ``""``."""
@@ -453,7 +469,7 @@ class SparkDeltaFiles:
         # reader does. Each is a read of its own: a partitioned table with more than the reads allowed alone
         # reads their partitions through Delta's reader instead, as for a vector that is not spelt out.
         spelt = [f for f in wanted if f.deletion_vector is not None and _spelt_out(f)]
-        plain = len({f.partition for f in wanted if f.deletion_vector is None})
+        plain = len({_partition_key(f.partition) for f in wanted if f.deletion_vector is None})
         if self._snap.partition_columns and plain + len(spelt) > MAX_PARTITIONS_ALONE:
             spelt = []
         alone_dv = {f.path for f in spelt}
@@ -522,7 +538,7 @@ class SparkDeltaFiles:
         if odd or _GLOB.search(self._uri):
             return f"a path Spark would not read as given ({odd[0] if odd else self._uri!r})"
         # one read per partition, and one per file with a deletion vector (its own row filter)
-        groups = len({(f.partition, f.path if f.deletion_vector is not None else None) for f in alone})
+        groups = len({(_partition_key(f.partition), f.path if f.deletion_vector is not None else None) for f in alone})
         if groups > MAX_PARTITIONS_ALONE:
             return (
                 f"the files to read take {groups} reads (one per partition, and per file with a deletion vector): "
@@ -535,7 +551,7 @@ class SparkDeltaFiles:
         deletion vectors applied), which reads only the files of those partitions."""
         fields = {f.name: f.dataType for f in self.struct.fields}
         names = self._snap.partition_columns
-        wanted = {f.partition for f in files}
+        wanted = {_partition_key(f.partition): f.partition for f in files}
         # One filter in SQL text (one py4j call), each partition's values compared null-safe; a balanced OR keeps the
         # parser's and planner's recursion shallow however many partitions there are.
         tests = [
@@ -544,9 +560,9 @@ class SparkDeltaFiles:
                 f"{spark_identifier(n)} <=> {_typed_literal(v, fields[n])}" for n, v in zip(names, values, strict=True)
             )
             + ")"
-            for values in sorted(wanted, key=repr)
+            for _, values in sorted(wanted.items(), key=lambda kv: repr(kv[0]))
         ]
-        inside = [f for f in self._snap.files if f.partition in wanted]
+        inside = [f for f in self._snap.files if _partition_key(f.partition) in wanted]
         frame = self.table.where(_any_of(tests))
         per_file, unmatched = self._grouped(self._with_file(frame), inside, numbers)
         if unmatched:
@@ -575,7 +591,8 @@ class SparkDeltaFiles:
         # Files without a deletion vector are read together per partition; one with, alone, filtered by its own.
         groups: dict[tuple[Any, ...], list[DeltaFile]] = {}
         for f in wanted:
-            groups.setdefault((f.partition, f.path if f.deletion_vector is not None else None), []).append(f)
+            own = f.path if f.deletion_vector is not None else None  # read alone, filtered by its own vector
+            groups.setdefault((_partition_key(f.partition), own), []).append(f)
         # Few py4j calls and Dataset operations (each of those an analysis of its plan): one reader, its schema
         # handed over once, for every read; each read's projection one selectExpr of SQL text (see the module's
         # docstring). The data schema's nullability does not matter: Spark's file sources read every given field as
@@ -583,7 +600,8 @@ class SparkDeltaFiles:
         reader = self._spark.read.format("parquet").schema(data)
         root = self._uri.rstrip("/")
         frames = []
-        for (values, _), files in groups.items():
+        for files in groups.values():
+            values = files[0].partition  # one partition's files: their values are alike, -0.0 and NaN included
             paths = [f"{root}/{unquote(f.path)}" for f in files]
             read = reader.load(paths[0] if len(paths) == 1 else paths)
             if files[0].deleted is not None and files[0].deleted.runs:
