@@ -359,8 +359,23 @@ def open_table(io: IOConfig, path: str) -> DeltaTable:
             table.load_as_version(io.version)
     stamp = timestamp_of(io)
     if stamp is not None:
-        table.load_as_version(stamp)
+        # The commits' times from the latest snapshot: a snapshot loaded as of a version mislabels its history
+        # (deltalake 1.6.6).
+        times = {h.get("version"): h.get("timestamp") for h in table.history()}
+        # In UTC: deltalake parses the datetime's text, and refused an offset with seconds (+00:00:30).
+        table.load_as_version(stamp.astimezone(datetime.timezone.utc))
+        _check_at_or_before(table.version(), times, stamp)
     return table
+
+
+def _check_at_or_before(loaded: int, times: dict[object, object], stamp: datetime.datetime) -> None:
+    """Refuse a time before the version deltalake loaded for it: deltalake loads version 0 for a time before the
+    table's first commit (the run recorded version 0 as if the table had existed then), where Spark refuses."""
+    when = times.get(loaded)
+    if isinstance(when, int) and when > stamp.timestamp() * 1000:
+        msg = f"the table has no version at or before {stamp.isoformat()} (version {loaded}, its oldest there, "
+        msg += f"was committed at {datetime.datetime.fromtimestamp(when / 1000, datetime.timezone.utc).isoformat()})"
+        raise ValueError(msg)
 
 
 def read_table(io: IOConfig, path: str) -> pa.Table:

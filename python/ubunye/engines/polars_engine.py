@@ -36,7 +36,7 @@ from ubunye.engines._io import (
     separator,
     unwrap,
 )
-from ubunye.engines.delta import read_table, timestamp_of
+from ubunye.engines.delta import open_table, read_table, timestamp_of
 from ubunye.engines.inputs import (
     SPARK_ROW_METADATA,
     check_alike,
@@ -134,7 +134,6 @@ def zone_polars_refuses(schema: pa.Schema) -> str | None:
 def _delta_schema_json(io: IOConfig, path: str) -> str | None:
     """The Delta table's schema as its log writes it (Spark's JSON), as a read of ``io`` sees it; None where
     deltalake cannot open it (polars' own reader then says why)."""
-    from ubunye.engines.delta import open_table
 
     try:
         schema_json: str = open_table(io, path).schema().to_json()
@@ -646,6 +645,9 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                     msg = f"input {io.name!r}: no such file or folder: {local}"
                     raise EngineError(msg)
                 stamp = timestamp_of(io)
+                if stamp is not None:  # UTC (deltalake refused an offset with seconds); a time before the table's
+                    stamp = stamp.astimezone(dt.timezone.utc)  # first commit refused by open_table, as on pandas
+                    open_table(io, path)
                 version: int | dt.datetime | None = stamp if stamp is not None else io.version
                 refuse_spark_only_types(io, _delta_schema_json(io, path), f"the Delta log at {path}")
                 scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)

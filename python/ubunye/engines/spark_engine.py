@@ -7,6 +7,7 @@ EngineError saying how to add them.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import re
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ubunye.config import IOConfig
 from ubunye.engines._io import TEXT_FORMATS, pandas_table, unwrap
-from ubunye.engines.delta import sub_microsecond_column
+from ubunye.engines.delta import sub_microsecond_column, timestamp_of
 from ubunye.engines.inputs import check_alike, column_paths, csv_header, data_files, listing
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
@@ -102,6 +103,20 @@ def _spark_arrow(table: pa.Table) -> pa.Table:
                 msg = f"column {field.name!r} of type {field.type} cannot be handed to Spark as it is: {exc}"
                 raise EngineError(msg) from exc
     return table
+
+
+def _utc_text(io: IOConfig) -> str:
+    """io.timestamp as the UTC instant it names (UTC when it names no zone, as the pandas and polars engines read
+    it), in the one form Spark's cast reads: Spark took a zone-less time in the session's zone (another version than
+    pandas read, from the same config) and refused forms the config takes (``...T05Z``, a lower-case ``z``).
+
+    Example:
+        >>> _utc_text(IOConfig("t", format="delta", timestamp="2026-12-06T09:30+05:30"))
+        '2026-12-06T04:00:00.000000Z'
+    """
+    stamp = timestamp_of(io)
+    assert stamp is not None
+    return stamp.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _no_spark_type(schema: pa.Schema, exc: Exception) -> str:
@@ -709,7 +724,7 @@ class SparkEngine:
         if io.version is not None:
             options["versionAsOf"] = str(io.version)
         if io.timestamp is not None:
-            options["timestampAsOf"] = io.timestamp
+            options["timestampAsOf"] = _utc_text(io)
         if io.table is None and self.local_root(where) is not None:
             # On the driver's disk the folder named is checked (inputs.data_files) and must be what Spark reads. A
             # pattern on an object store (s3a://b/logs/2026-12-*) is Spark's to expand, and what the record names.
@@ -923,7 +938,7 @@ class SparkEngine:
                 return int(first[0][0]) if first else None
             history = self.spark.sql(f"DESCRIBE HISTORY delta.{self.quote(where)}")
             if io.timestamp is not None:
-                history = history.where(F.col("timestamp") <= F.lit(io.timestamp).cast("timestamp"))
+                history = history.where(F.col("timestamp") <= F.lit(_utc_text(io)).cast("timestamp"))
             found = history.agg(F.max("version")).head(1)[0][0]
         except Exception as exc:
             raise self._fail(io, "input", where, exc) from exc
