@@ -222,7 +222,9 @@ def _pinned(engine: Engine[Any], io: IOConfig, base_dir: Path) -> tuple[IOConfig
 
 
 def _written_version(engine: Engine[Any], io: IOConfig, base_dir: Path) -> int | None:
-    """The Delta version an output's write made: the latest, read while the output's lock is still held."""
+    """The Delta version an output's write made when the engine's write did not say: the latest, read while the
+    output's lock is still held (which serialises runs on the driver's disk only: on an object store another run
+    may have committed since, so the built-in engines' writes return the version their own commit made)."""
     find = getattr(engine, "delta_version", None)
     if find is None or io.format != "delta":
         return None
@@ -388,12 +390,14 @@ def execute(ctx: RunContext, monitors: Sequence[object], options: RunOptions) ->
                         io = cfg.outputs[record.name]
                         before = _delta_now(engine, io, ctx.usecase_dir)
                         try:
-                            _write(engine, produced[record.name], io, ctx.usecase_dir, hook, guard)
+                            committed = _write(engine, produced[record.name], io, ctx.usecase_dir, hook, guard)
                         except BaseException:
                             record.written = _written_after_failure(record, engine, io, ctx.usecase_dir, before)
                             raise
                     record.written = True
-                    record.version = _written_version(engine, cfg.outputs[record.name], ctx.usecase_dir)
+                    record.version = committed
+                    if committed is None:
+                        record.version = _written_version(engine, cfg.outputs[record.name], ctx.usecase_dir)
                     guard.resume()
             status = "success"
         except BaseException as exc:  # interruptions too: the record must say how the run ended
@@ -462,15 +466,18 @@ def _write(
     base_dir: Path,
     hook: Callable[[SignalGuard | None], None],
     guard: SignalGuard,
-) -> None:
-    """One output through the engine, with the checkpoint record written just before it is committed."""
+) -> int | None:
+    """One output through the engine, with the checkpoint record written just before it is committed; the Delta
+    version its commit made when the engine says (an int), else None."""
     if "before_commit" in accepted_kwargs(engine.write, {"before_commit": None}):
-        engine.write(frame, io, base_dir, before_commit=lambda: hook(guard))
-        return
-    # An engine of an older plugin has no commit hook: the checkpoint comes before its write, and signals are
-    # not held through a write that may take long.
-    hook(None)
-    engine.write(frame, io, base_dir)
+        committed = engine.write(frame, io, base_dir, before_commit=lambda: hook(guard))
+    else:
+        # An engine of an older plugin has no commit hook: the checkpoint comes before its write, and signals are
+        # not held through a write that may take long.
+        hook(None)
+        committed = engine.write(frame, io, base_dir)
+    # A backend's write may return anything (docs/backends.md's returned None): only a version is taken as one.
+    return committed if isinstance(committed, int) and not isinstance(committed, bool) and committed >= 0 else None
 
 
 def _read(ctx: RunContext, run: _Run, hash_inputs: bool, cache: SumsCache | None) -> dict[str, Any]:

@@ -656,3 +656,25 @@ def test_a_write_setting_the_platform_refuses_is_said_and_the_write_goes_on(spar
             pass
     said = [r.getMessage() for r in caplog.records if "could not set" in r.getMessage()]
     assert said and all("other engines may read its parquet files otherwise" in m for m in said), said
+
+
+def test_a_spark_delta_write_returns_the_version_its_own_commit_made(spark, tmp_path):
+    # On an object store no lock keeps another writer from committing between a run's commit and a read of the
+    # latest version: the write finds its own commit by the userMetadata mark it carries. A user's own
+    # userMetadata is kept (no mark: the runner then reads the latest version back, as before).
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    engine = SparkEngine(spark=spark)
+    path = tmp_path / "t"
+    frame = spark.createDataFrame(pd.DataFrame({"id": [1, 2]}))
+    first = engine.write(frame, IOConfig("o", format="delta", path=str(path), mode="overwrite"), tmp_path)
+    write_deltalake(str(path), pa.table({"id": pa.array([3], pa.int64())}), mode="append")  # another writer's
+    second = engine.write(frame, IOConfig("o", format="delta", path=str(path), mode="append"), tmp_path)
+    history = {h["version"]: h for h in DeltaTable(str(path)).history()}
+    assert (first, second) == (0, 2) and sorted(history) == [0, 1, 2]
+    assert {history[0].get("userMetadata"), history[2].get("userMetadata")} != {None}
+    assert history[0]["userMetadata"] != history[2]["userMetadata"]  # one mark per write
+    own = IOConfig("o", format="delta", path=str(path), mode="append", options={"userMetadata": "nightly load"})
+    assert engine.write(frame, own, tmp_path) is None
+    assert DeltaTable(str(path)).history(1)[0]["userMetadata"] == "nightly load"

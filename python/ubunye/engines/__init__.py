@@ -54,11 +54,14 @@ class Engine(Protocol[FrameT]):
 
     def write(
         self, frame: FrameT, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
-    ) -> None:
+    ) -> int | None:
         """Write one output with io.mode (overwrite | append), all of it or nothing (see ``engines.transaction``).
 
         ``before_commit`` is called once the new data is completely written and staged, just before it is made
-        visible; if it raises, nothing is made visible and its exception propagates unchanged.
+        visible; if it raises, nothing is made visible and its exception propagates unchanged. Returns the Delta
+        version the write's own commit made, when it made one and the engine can tell (found by a mark the commit
+        carries, never as "the latest", which another run may have made since); None otherwise, and then the
+        runner records the version ``delta_version`` reads right after the write.
         """
 
     def check_output(self, io: IOConfig, base_dir: Path) -> None:

@@ -382,9 +382,10 @@ class LocalEngine(ABC, Generic[FrameT]):
 
     def write(
         self, frame: FrameT, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
-    ) -> None:
+    ) -> int | None:
         """Write one output, all of it or nothing (``engines.transaction``); ``before_commit`` runs just before
-        the new data becomes visible, and what it raises propagates unchanged."""
+        the new data becomes visible, and what it raises propagates unchanged. Returns the Delta version the
+        write committed (None for other formats, or when it could not be read back)."""
         self.check_output(io, base_dir)
         path = location(io, base_dir)
         hook = CommitHook(before_commit)
@@ -395,7 +396,7 @@ class LocalEngine(ABC, Generic[FrameT]):
                 self._refuse_rows_without_columns(frame, io)
             if io.format == "delta":
                 with output_lock(path):  # a no-op for URLs; serialises local runs
-                    write_delta(table, io, path, hook)
+                    return write_delta(table, io, path, hook)
             elif io.mode == "append" and self._arrow(frame, rows=True).num_rows == 0:
                 hook()  # a day without rows adds nothing: no part (an empty csv or json part reads back as no table)
             else:
@@ -418,6 +419,7 @@ class LocalEngine(ABC, Generic[FrameT]):
             if error is exc:
                 raise
             raise error from exc
+        return None
 
     def _refuse_rows_without_columns(self, frame: FrameT, io: IOConfig) -> None:
         """rows-v1 counts rows that have no columns (section 11), but no file format keeps them: parquet, csv,

@@ -22,6 +22,7 @@ Example:
     >>> from ubunye.config import IOConfig
     >>> path = tempfile.mkdtemp() + "/t"
     >>> write_delta(pa.table({"a": [1]}), IOConfig("t", format="delta"), path, lambda: None)
+    0
     >>> from deltalake import DeltaTable
     >>> DeltaTable(path).version()
     0
@@ -30,7 +31,9 @@ Example:
 from __future__ import annotations
 
 import datetime
+import logging
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -49,6 +52,13 @@ if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from ubunye.config import IOConfig
+
+
+log = logging.getLogger(__name__)
+
+#: The commitInfo key a write marks its commit with, so the version it made is found among others' (see
+#: :func:`committed_version`). One place names it: the Spark engine's writes carry it as Delta's userMetadata.
+COMMIT_MARK = "ubunye.commit"
 
 
 class _Abort(Exception):
@@ -75,8 +85,13 @@ class _Handoff:
         self._decided.set()
 
 
-def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], None]) -> None:
-    """Write ``table`` to the Delta table at ``path`` with io.mode, calling ``hook`` just before the commit.
+def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], None]) -> int | None:
+    """Write ``table`` to the Delta table at ``path`` with io.mode, calling ``hook`` just before the commit; the
+    version that commit made (None when it cannot be read back: the data is committed all the same).
+
+    The commit carries a mark of its own in its commitInfo, and the version is the one holding that mark: on an
+    object store no lock keeps another run from committing between this commit and a read of the latest version,
+    which would then name the other run's data.
 
     Example:
         >>> import tempfile
@@ -87,13 +102,14 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
         Traceback (most recent call last):
         RuntimeError: no
     """
-    from deltalake import write_deltalake
+    from deltalake import CommitProperties, write_deltalake
 
     from ubunye.hashing.delta_files import check_deltalake_path
 
     check_deltalake_path(path, f"output {io.name!r}", write=True)
     refuse_unfaithful(table, io, path)
     handoff, failure = _Handoff(), []
+    mark = uuid.uuid4().hex
 
     def batches() -> Iterator[pa.RecordBatch]:
         yield from table.to_batches()
@@ -108,6 +124,7 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
                 mode=io.mode,  # type: ignore[call-overload]  # config allows overwrite or append only
                 partition_by=io.partition_by or None,
                 storage_options=io.storage_options or None,
+                commit_properties=CommitProperties(custom_metadata={COMMIT_MARK: mark}),
             )
         except BaseException as exc:
             failure.append(exc)
@@ -134,6 +151,41 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
                 msg = f"output {io.name!r} (Delta at {path}): deltalake failed ({type(failure[0]).__name__}: {first})"
                 raise EngineError(msg) from failure[0]
             raise failure[0]
+    return committed_version(path, io, mark)
+
+
+def committed_version(path: str, io: IOConfig, mark: str) -> int | None:
+    """The version of the Delta table at ``path`` whose commit carries ``mark`` (:data:`COMMIT_MARK`), looked for
+    among the newest commits first, then the whole history; None when no commit has it or the log does not read.
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> path = tempfile.mkdtemp() + "/t"
+        >>> [write_delta(pa.table({"a": [1]}), IOConfig("t", format="delta", mode="append"), path, lambda: None)
+        ...  for _ in range(2)]
+        [0, 1]
+        >>> committed_version(path, IOConfig("t", format="delta"), "no such mark") is None
+        True
+    """
+    from deltalake import DeltaTable
+
+    try:
+        table = DeltaTable(path, storage_options=io.storage_options or None)
+        for limit in (32, None):  # the commit was just made: among the newest unless many others followed it
+            for commit in table.history(limit):
+                if commit.get(COMMIT_MARK) == mark and isinstance(commit.get("version"), int):
+                    return int(commit["version"])
+    except Exception as exc:  # the data is committed; a version that cannot be read back is only not recorded
+        name = type(exc).__name__
+        log.warning("output %r: could not read back the Delta version written: %s: %s", io.name, name, exc)
+        return None
+    log.warning(
+        "output %r: no commit of the Delta log at %s carries this write's mark: its version is not recorded",
+        io.name,
+        path,
+    )
+    return None
 
 
 def refuse_unfaithful(table: pa.Table, io: IOConfig, path: str) -> None:
@@ -386,6 +438,7 @@ def read_table(io: IOConfig, path: str) -> pa.Table:
         >>> from ubunye.config import IOConfig
         >>> path = tempfile.mkdtemp() + "/t"
         >>> write_delta(pa.table({"a": [1]}), IOConfig("t", format="delta"), path, lambda: None)
+        0
         >>> read_table(IOConfig("t", format="delta"), path).to_pydict()
         {'a': [1]}
     """
@@ -406,8 +459,8 @@ def table_version(io: IOConfig, path: str) -> int:
         >>> import tempfile, pyarrow as pa
         >>> from ubunye.config import IOConfig
         >>> path = tempfile.mkdtemp() + "/t"
-        >>> for _ in range(2):
-        ...     write_delta(pa.table({"a": [1]}), IOConfig("t", format="delta", mode="append"), path, lambda: None)
+        >>> versions = [write_delta(pa.table({"a": [1]}), IOConfig("t", format="delta", mode="append"), path,
+        ...                         lambda: None) for _ in range(2)]
         >>> table_version(IOConfig("t", format="delta"), path), table_version(IOConfig("t", version=0), path)
         (1, 0)
     """
@@ -423,6 +476,8 @@ def dataset_version(io: IOConfig, base_dir: Path) -> int | None:
 
 
 __all__ = [
+    "COMMIT_MARK",
+    "committed_version",
     "dataset_version",
     "open_table",
     "read_table",

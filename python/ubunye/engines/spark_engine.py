@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import sys
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from functools import reduce
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ubunye.config import IOConfig
 from ubunye.engines._io import TEXT_FORMATS, pandas_table, unwrap
-from ubunye.engines.delta import sub_microsecond_column, timestamp_of
+from ubunye.engines.delta import COMMIT_MARK, sub_microsecond_column, timestamp_of
 from ubunye.engines.inputs import check_alike, column_paths, csv_header, data_files, listing
 from ubunye.engines.locks import output_lock
 from ubunye.engines.paths import is_url, local_path, location
@@ -752,8 +753,9 @@ class SparkEngine:
 
     def write(
         self, frame: DataFrame, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
-    ) -> None:
-        """Write one output, all of it or nothing.
+    ) -> int | None:
+        """Write one output, all of it or nothing; the Delta version a Delta path write committed (found by the
+        mark its commit carries as Delta's ``userMetadata``), else None.
 
         A local parquet/csv/json folder: Spark writes into a staging sibling, which is swapped in whole
         (``engines.transaction``); ``before_commit`` runs just before the swap. Delta and catalog tables commit
@@ -789,12 +791,17 @@ class SparkEngine:
                 with _micros_timestamps(self.spark, io):
                     writer.mode(io.mode).saveAsTable(io.table)
             elif io.format == "delta" or local is None:
+                mark = None
+                if io.format == "delta" and "usermetadata" not in {k.lower() for k in options}:
+                    mark = f"{COMMIT_MARK}={uuid.uuid4().hex}"  # a user's own userMetadata is kept: no mark then
+                    writer = writer.option("userMetadata", mark)
                 with output_lock(str(local)) if local is not None else nullcontext():
                     if io.format == "delta":
                         check_delta_append(self.spark, frame, io, where)
                     hook()
                     with _micros_timestamps(self.spark, io):
                         writer.mode(io.mode).save(where)
+                return None if mark is None else self._committed_version(io, where, mark)
             else:
                 merged = io.mode == "append" or bool(io.partition_by and self._dynamic_overwrite(options))
                 if io.mode == "append":
@@ -806,7 +813,7 @@ class SparkEngine:
                 expected = self._text_hash(frame, io)
                 if io.mode == "append" and expected is not None and expected.row_count == 0:
                     hook()  # a day without rows adds nothing (an empty csv or json part reads back as no table)
-                    return
+                    return None
                 with stage as staging, _micros_timestamps(self.spark, io):
                     # Spark's overwrite deletes before it writes: here it deletes only our empty staging folder.
                     target = f"file://{staging}" if is_url(where) else str(staging)
@@ -830,6 +837,21 @@ class SparkEngine:
             if isinstance(exc, EngineError):
                 raise
             raise self._fail(io, "output", where, exc) from exc
+        return None
+
+    def _committed_version(self, io: IOConfig, where: str, mark: str) -> int | None:
+        """The version of the Delta table at ``where`` whose commit carries ``mark`` as its userMetadata, among the
+        newest commits first, then the whole history; None when none does or the history does not read (the data
+        is committed all the same: the runner then records the latest version)."""
+        try:
+            for limit in (" LIMIT 32", ""):  # just committed: among the newest unless many others followed it
+                history = self.spark.sql(f"DESCRIBE HISTORY delta.{self.quote(where)}{limit}")
+                found = history.where(history["userMetadata"] == mark).select("version").head(1)
+                if found:
+                    return int(found[0][0])
+        except Exception as exc:
+            log.warning("output %r: could not read back the Delta version written: %s", io.name, spark_reason(exc))
+        return None
 
     def _text_hash(self, frame: DataFrame, io: IOConfig) -> FrameHash | None:
         """The hash a csv or json output must read back with (None for other formats, or a frame rows-v1
