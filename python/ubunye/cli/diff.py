@@ -53,6 +53,15 @@ class _Side:
     #: Whether rows read in full are checked against the record's column profile too, not its data hash alone:
     #: when the two records contradict each other, which of their facts hold is what the rows must show.
     check_columns: bool = False
+    #: The engine the run itself used (its record's backend, None when not one of ours) and the run's status:
+    #: what else than an overwrite can make the rows read differ from the record.
+    backend: str | None = None
+    status: str | None = None
+
+    def other_engine(self) -> bool:
+        """Whether the rows are read with another engine than the run's own (which may read a format otherwise:
+        csv types are each reader's guess)."""
+        return self.backend is not None and self.engine != self.backend
 
 
 def _dataset(record: RunRecord, name: str | None, label: str) -> tuple[DatasetRecord, str]:
@@ -175,8 +184,39 @@ def _bucket_rows(packed: bytes, wanted: list[int]) -> dict[int, bytes]:
 
 
 def _stale(side: _Side) -> str:
-    where = printable(side.dataset.location or "?") if side.dataset is not None else "?"
+    """The rows read are not what the run recorded: overwritten since, unless something else may explain it (the
+    rows read with another engine than the run's, or an output the run may not have committed)."""
+    d = side.dataset
+    where = printable(d.location or "?") if d is not None else "?"
+    if side.other_engine():
+        fmt = printable(d.format or "it") if d is not None else "it"
+        return (f"{side.label}: the rows read at {where} with engine {side.engine} are not what the run recorded "
+                f"with {side.backend} (it was overwritten since, or {side.engine} reads {fmt} otherwise than "
+                f"{side.backend}: diff with -e {side.backend} to tell)")  # fmt: skip
+    if d is not None and d.written is None and side.status != "success" and (side.field or "").startswith("outputs"):
+        return (f"{side.label}: the data at {where} is not what the run recorded (it was overwritten since, or the "
+                "run stopped before committing it: its record says written: not known)")  # fmt: skip
     return f"{side.label}: the data at {where} is no longer what the run recorded (it was overwritten since)"
+
+
+def _other_types(side: _Side, schema: str) -> str:
+    """Rows read with another engine than the run's, of other column types than the record's: what the engine
+    reads, not evidence of an overwrite (a csv date column is a string to polars, a date to pandas)."""
+    d = side.dataset
+    assert d is not None and d.schema is not None
+    return (f"{side.label}: the rows read at {printable(d.location or '?')} with engine {side.engine} have other "
+            f"column types than the run recorded with {side.backend} (their columns are {printable(schema)}, the run "
+            f"recorded {printable(d.schema)}): {side.engine} may read {printable(d.format or 'it')} with other types "
+            f"than {side.backend}; diff with -e {side.backend} to check them against the record; "
+            "cannot diff it")  # fmt: skip
+
+
+class _BucketDiffers(DiffError):
+    """A bucket of the rows read is not the record's: overwritten data, or a damaged record (the whole data tells)."""
+
+    def __init__(self, message: str, bucket: int) -> None:
+        super().__init__(message)
+        self.bucket = bucket
 
 
 def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | None, wanted: list[int] | None) -> None:
@@ -194,8 +234,11 @@ def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | No
     # keeps them. The types the diff would report must be the recorded ones too (the data hash covers them).
     schema = schema_string(table.schema)
     # A side none of whose rows fall in the buckets read holds no evidence of types (Spark 3.5 gives an empty read
-    # through pandas, whose types are not Spark's): only rows read are checked against the record.
+    # through pandas, whose types are not Spark's): only rows read are checked against the record, and the diff
+    # takes such a side's columns from its record (_as_recorded), never from the read.
     if d.schema is not None and table.num_rows and schema != d.schema:
+        if side.other_engine():
+            raise DiffError(_other_types(side, schema))
         raise DiffError(f"{stale} (its columns are {printable(schema)}, the run recorded {printable(d.schema)}); "
                         "cannot diff it")  # fmt: skip
     if d.schema_hash is not None and d.hash_method == HASH and table.num_rows and schema_hash(schema) != d.schema_hash:
@@ -220,7 +263,49 @@ def _check_side(side: _Side, table: pa.Table, key: list[str] | None, n: int | No
     mine = _bucket_rows(got.packed, wanted)
     bad = [i for i in wanted if want[i] != mine[i]]
     if bad:
-        raise DiffError(stale + f" (bucket {bad[0]} of {n} differs from its record); cannot diff it")
+        raise _BucketDiffers(stale + f" (bucket {bad[0]} of {n} differs from its record); cannot diff it", bad[0])
+
+
+def _bucket_verdict(side: _Side, whole: object, exc: _BucketDiffers, n: int, engine: Engine[Any]) -> DiffError:
+    """Why a bucket read is not the record's: when the whole data still gives the record's data hash (its rows,
+    counted and summed as the run did), the record's bucket field is damaged (edited), named with its file and
+    field; else the data is not what the run recorded (``exc``). The whole data is read only on this error path."""
+    d = side.dataset
+    assert d is not None
+    if d.data_hash is None or d.hash_method != HASH:
+        return exc
+    try:
+        whole_hash = engine.hash(whole).data_hash
+    except Exception:  # the whole data cannot be hashed: no evidence the record is at fault
+        return exc
+    if whole_hash != d.data_hash:
+        return exc
+    where = f"{printable(side.path or side.label)}: {side.field or printable(d.name)}.buckets"
+    return DiffError(f"{side.label}: the rows at {printable(d.location or '?')} give the record's data hash but not "
+                     f"its bucket {exc.bucket} of {n} ({where}): the record is damaged; cannot diff it")  # fmt: skip
+
+
+def _as_recorded(side: _Side, table: pa.Table) -> pa.Table:
+    """The table to diff for a side: the rows read, or, when none was read (none falls in the buckets read) and
+    their columns are not the record's, no rows of the record's columns. No row read is no evidence of the types
+    (Spark 3.5 reads none through pandas, whose types are not Spark's), and columns not checked against the record
+    must not be reported as columns of the run: its record's schema says what they are."""
+    d = side.dataset
+    if d is None or d.schema is None or table.num_rows:
+        return table
+    from ubunye.hashing.types import arrow_type, parse_schema, schema_string
+
+    try:
+        if schema_string(table.schema) == d.schema:
+            return table
+    except UbunyeError:  # an empty read's types rows-v1 cannot name (pandas' object columns): the record's stand
+        pass
+    try:
+        columns = parse_schema(d.schema)
+    except ValueError as exc:
+        raise MalformedRecord(f"not a rows-v1 schema string: {exc}", side.path or side.label,
+                              f"{side.field or d.name}.schema") from exc  # fmt: skip
+    return pa.schema([(name, arrow_type(tree)) for name, tree in columns]).empty_table()
 
 
 def _check_columns(side: _Side, read: dict[str, tuple[str, int, int | None, str]]) -> None:
@@ -339,13 +424,22 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
         eng = engine or (r.backend if r.backend in BACKENDS else "pandas")
         if io.table is not None and engine is None:
             eng = "spark"
-        sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", io, eng, d, field=at, path=path))
+        backend = r.backend if r.backend in BACKENDS else None
+        sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", io, eng, d, field=at, path=path,
+                           backend=backend, status=r.status))  # fmt: skip
     sa, sb = sides
     for side in sides:  # an edited hash would be read as data overwritten since the run: named as what it is
         assert side.dataset is not None
         contradicts = contradiction(side.dataset, _packed(side) if side.dataset.buckets is not None else None)
         if contradicts:
             raise MalformedRecord(f"the record contradicts itself: {contradicts}", side.path or side.label, side.field)
+    for side in sides:  # rows the run did not write are nowhere (its location holds other runs'):
+        rec = side.dataset  # refused before any read, even of equal hashes: computed rows are not written ones
+        if rec is not None and rec.written is False:
+            where = f"{printable(side.path or side.label)}: {side.field or printable(rec.name)}.written"
+            raise DiffError(f"{side.label}: the run did not write its output {printable(rec.name)} (its record says "
+                            f"written: false, {where}; the run {printable(side.status or '?')}): no rows of it are "
+                            f"at {printable(rec.location or '?')} to diff")  # fmt: skip
     why, disagree = None, False
     if da.data_hash is not None and da.data_hash == db.data_hash:
         verdict = compare_datasets("output", da, db, fields=(f"{fa}.buckets", f"{fb}.buckets"), paths=paths)
@@ -470,9 +564,9 @@ def _run(name: str, sa: _Side, sb: _Side, key: list[str] | None, n: int | None, 
         _vouched(sa)
         _vouched(sb)
     for side in (sa, sb):
-        frame = _read(side, engines)
+        whole = _read(side, engines)
         try:
-            frame = _filtered(frame, wanted, key, n)
+            frame = _filtered(whole, wanted, key, n)
         except UbunyeError as exc:  # the key the record's buckets use is no column of what is there now
             if side.dataset is None:
                 raise DiffError(f"{side.label}: {side.what}: {exc}") from exc
@@ -482,8 +576,15 @@ def _run(name: str, sa: _Side, sb: _Side, key: list[str] | None, n: int | None, 
         except Exception as exc:
             raise _cannot_read(side, exc) from exc
         side.rows_read = table.num_rows
-        _check_side(side, table, key, n, wanted)
-        tables.append(table)
+        try:
+            _check_side(side, table, key, n, wanted)
+        except _BucketDiffers as exc:
+            assert n is not None
+            raise _bucket_verdict(side, whole, exc, n, engines[side.engine]) from None
+        recorded = _as_recorded(side, table)
+        if recorded is not table:
+            note += f"; {side.label} read no row: its columns are the ones its run recorded"
+        tables.append(recorded)
     result = diff_tables(tables[0], tables[1], key=key, limit=limit)
     shown = None if n is None else {"n": n, "differing": wanted}
     return DiffReport(name, _describe(sa), _describe(sb), key, shown, result, note)
@@ -546,7 +647,11 @@ def diff_command(
     checked against each record's data hash, schema and column profile; so are records whose data hashes differ
     when no bucket does (a column's type alone). An output written with mode: append is an error saying so: its
     record hashes the rows that run added, not the location (diff two tables with --a/--b instead). A record
-    naming a dataset twice, or whose buckets do not decode, is an error naming the record file and field.
+    naming a dataset twice, or whose buckets do not decode, is an error naming the record file and field. An
+    output its run did not write (written: false) is an error saying so, before any read; rows read with another
+    engine than the run's that are not what it recorded are named as read by that engine; rows giving the
+    record's data hash but not its bucket are a damaged record. A side that reads no row shows its record's
+    columns. --limit cuts lists, not counts ("first 20 of 30 cells shown").
 
     Exit status: 0 same data; 1 rows differ; 2 usage or read errors (a run or dataset not found, data gone, a
     malformed record).
@@ -634,8 +739,9 @@ def render_diff(r: DiffReport) -> None:
             t.add_row(*[dash(row[c]) for c in columns])
         out.print(t)
     if d.changed.rows:
-        shown = len(d.changed.cells)
-        out.print(f"changed cells ({d.changed.rows} rows; {shown} cells shown)")
+        shown, total = len(d.changed.cells), d.changed.cell_count
+        cut = f"first {shown} of {total} cells shown" if shown < total else f"{shown} cells shown"
+        out.print(f"changed cells ({d.changed.rows} rows; {cut})")
         if not shown:
             return
         t = Table()

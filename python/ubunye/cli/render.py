@@ -280,17 +280,19 @@ def _state(text: str) -> Text:
 
 
 def _column_table(out: Console, c: Comparison) -> None:
-    """Per dataset with column profiles on both sides: every column, changed or unchanged (section 12.1)."""
+    """Per dataset with column profiles on both sides: every column, changed or unchanged (section 12.1), and the
+    note on what of the profiles is not comparable (buckets of another n or key, a bucket field unreadable)
+    whenever there is one, columns or not."""
     t = Table(title="columns (fingerprints, docs/rows-v1.md section 12)", title_justify="left")
     for col in ("side", "name", "column", "", "type A -> B"):
         t.add_column(col, overflow="fold")
     shown = False
     for d in c.outputs + c.inputs:
+        if d.profile_note:
+            t.add_row(d.side, dash(d.name), "", dash(d.profile_note, "yellow"), "")
+            shown = True
         cols = d.columns
         if cols is None:
-            if d.profile_note:
-                t.add_row(d.side, dash(d.name), "", dash(d.profile_note, "yellow"), "")
-                shown = True
             continue
         for state, names in ((CHANGED, cols.changed), ("added", cols.added), ("removed", cols.removed),
                              (UNCHANGED, cols.unchanged)):  # fmt: skip

@@ -69,10 +69,12 @@ class CellChange:
 
 @dataclass(frozen=True)
 class Changes:
-    """Keys present on both sides whose rows differ: ``rows`` of them in all, the first cells listed."""
+    """Keys present on both sides whose rows differ: ``rows`` of them in all, holding ``cell_count`` changed cells
+    in all, of which ``cells`` lists the first (at most the diff's ``limit``)."""
 
     rows: int = 0
     cells: list[CellChange] = field(default_factory=list)
+    cell_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,8 @@ def diff_tables(a: pa.Table, b: pa.Table, key: list[str] | None = None, limit: i
     Without a key, rows are compared whole, as multisets (a row twice in A and once in B is once only in A).
     With a key, a key found once on each side is compared cell by cell over the columns both have; a key found
     more than once on a side is compared as a multiset of whole rows. ``limit`` bounds each list (counts are
-    always complete). Columns present on one side only, and columns whose rows-v1 type differs, are named.
+    always complete: rows only in A or B, changed rows and changed cells). Columns present on one side only, and
+    columns whose rows-v1 type differs, are named.
 
     Example:
         >>> import pyarrow as pa
@@ -170,7 +173,7 @@ def diff_tables(a: pa.Table, b: pa.Table, key: list[str] | None = None, limit: i
     line_b = _lines(b.select(common))
     rows_a: list[int] = []  # rows only in A / only in B, in row order
     rows_b: list[int] = []
-    changed_rows = 0
+    changed_rows = changed_cells = 0
     cells: list[CellChange] = []
     for k in list(groups_a) + [k for k in groups_b if k not in groups_a]:
         ia, ib = groups_a.get(k, []), groups_b.get(k, [])
@@ -178,6 +181,7 @@ def diff_tables(a: pa.Table, b: pa.Table, key: list[str] | None = None, limit: i
             moved = [c for c in common if c not in key and texts_a[c][ia[0]] != texts_b[c][ib[0]]]
             if moved:
                 changed_rows += 1
+                changed_cells += len(moved)
                 for c in moved:
                     if len(cells) < limit:
                         cells.append(
@@ -191,7 +195,7 @@ def diff_tables(a: pa.Table, b: pa.Table, key: list[str] | None = None, limit: i
     rows_b.sort()
     only_a = Rows(len(rows_a), [_row(texts_a, i) for i in rows_a[:limit]])
     only_b = Rows(len(rows_b), [_row(texts_b, j) for j in rows_b[:limit]])
-    changes = Changes(changed_rows, cells)
+    changes = Changes(changed_rows, cells, changed_cells)
     return TableDiff(list(key), only_a, only_b, changes, a.num_rows, b.num_rows, only_cols_a, only_cols_b, types)
 
 
