@@ -160,7 +160,7 @@ def check_against_record(
     assert uuid.UUID(ol["run_id"]).version == 7
     assert ol["sent"] == ["START", final] and "errors" not in ol
     job = events[1]["job"]
-    assert (job["namespace"], job["name"]) == (namespace, f"{rec.usecase}.{rec.package}.{rec.task}")
+    assert (job["namespace"], job["name"]) == (namespace, f"{rec.usecase}/{rec.package}/{rec.task}")
     assert events[0]["eventTime"] == rec.started_at and events[1]["eventTime"] == rec.ended_at
     run_facet = events[1]["run"]["facets"][RUN_FACET]
     assert run_facet["run_id"] == rec.run_id and run_facet["record"] == record_path

@@ -153,7 +153,7 @@ def openlineage_note(record: RunRecord) -> dict[str, Any]:
 
     note = record.extra.get("openlineage")
     assert note is not None, f"no openlineage note in the record of {record.task}"
-    assert note["run_id"] == run_uuid(record.run_id) and note["job"] == f"shop.daily.{record.task}"
+    assert note["run_id"] == run_uuid(record.run_id) and note["job"] == f"shop/daily/{record.task}"
     return dict(note)
 
 

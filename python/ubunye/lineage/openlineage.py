@@ -4,7 +4,7 @@ openlineage-python client and its transports (http, file, console, kafka...).
 What an event holds (docs/tasks-and-records.md, "OpenLineage"):
 
 - job: namespace ``params.namespace``, else ``$OPENLINEAGE_NAMESPACE``, else ``ubunye``; name
-  ``<usecase>.<package>.<task>``;
+  ``<usecase>/<package>/<task>`` (:func:`job_name`);
 - run id: :func:`run_uuid` of the ubunye run id (deterministic, UUIDv7-shaped so it sorts by start time), kept in
   the record under ``openlineage.run_id``;
 - datasets named by the OpenLineage naming spec (:func:`dataset_name`), with the standard ``schema``,
@@ -14,7 +14,9 @@ What an event holds (docs/tasks-and-records.md, "OpenLineage"):
   the standard ``errorMessage`` facet.
 
 A backend that fails (unreachable, refusing the event) never fails the run: the monitor logs it and notes it in
-the record (``openlineage.errors``).
+the record (``openlineage.errors``). ``openlineage.sent`` lists only events a transport delivered (an asynchronous
+one is waited for); a disabled client (``skipped``) or one with no transport at all (``errors``) is handed no
+event; a transport config the client would not use as written is refused (:func:`check_transport`).
 
 Example:
     >>> run_uuid("20261202T093000.000000Z-a1b2c3")  # 0x01a23616e5c0 ms: 2026-12-02T09:30:00Z
@@ -25,13 +27,15 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import difflib
 import functools
 import hashlib
-import json
 import logging
 import os
 import threading
+import time
 import uuid
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
@@ -153,43 +157,21 @@ def source_uri(location: str | None, table_namespace: str = "catalog") -> str:
 
 
 def schema_fields(schema: str | None) -> list[tuple[str, str]]:
-    """``(name, type)`` of each top-level column of a rows-v1 schema string (``struct<"a":int64,...>``).
+    """``(name, type)`` of each top-level column of a rows-v1 schema string (``struct<"a":int64,...>``), read by
+    the one parser of schema strings (:func:`ubunye.hashing.types.parse_schema`); ``[]`` for anything else.
 
     Example:
-        >>> schema_fields('struct<"a b":int64,"c":struct<"x,y":list<string>>>')
-        [('a b', 'int64'), ('c', 'struct<"x,y":list<string>>')]
+        >>> schema_fields('struct<"a b":int64,"c":struct<"x,y":list<string>>,"d":decimal(10,2)>')
+        [('a b', 'int64'), ('c', 'struct<"x,y":list<string>>'), ('d', 'decimal(10,2)')]
     """
-    if not schema or not schema.startswith("struct<") or not schema.endswith(">"):
+    from ubunye.hashing.types import format_type, parse_schema
+
+    if not schema:
         return []
-    text, i, out = schema[len("struct<") : -1], 0, []
-    decoder = json.JSONDecoder()
-    while i < len(text):
-        try:
-            name, i = decoder.raw_decode(text, i)
-        except ValueError:
-            return []
-        if not isinstance(name, str) or text[i : i + 1] != ":":
-            return []
-        start, depth, quoted, i = i + 1, 0, False, i + 1
-        while i < len(text):
-            ch = text[i]
-            if quoted:
-                if ch == "\\":
-                    i += 1
-                elif ch == '"':
-                    quoted = False
-            elif ch == '"':
-                quoted = True
-            elif ch == "<":
-                depth += 1
-            elif ch == ">":
-                depth -= 1
-            elif ch == "," and depth == 0:
-                break
-            i += 1
-        out.append((name, text[start:i]))
-        i += 1
-    return out
+    try:
+        return [(name, format_type(tree)) for name, tree in parse_schema(schema)]
+    except (ValueError, RecursionError):  # not a rows-v1 schema string: the facet is left out, not guessed
+        return []
 
 
 @functools.cache
@@ -230,6 +212,130 @@ def _facets() -> dict[str, type]:
     return {ROWS_FACET: UbunyeRowsV1DatasetFacet, RUN_FACET: UbunyeRunFacet}
 
 
+def check_transport(transport: object, key: str = "params.transport") -> None:
+    """Refuse a transport config the client would not send through as written, rather than let it print events
+    to its log or drop a key without a word: not a mapping; empty or without a ``type`` (the client ignores it
+    and falls back to the console: ``{url: ...}`` reaches no backend); a ``type`` the client does not know (a
+    dotted ``module.Class`` of a transport of your own is not checked); a key the transport of that type does not
+    read (``tmeout: 3``: :func:`_keys_ignored`). The transports of a ``composite`` and the ``transport`` of a
+    ``transform`` are checked alike. What the client itself refuses (an http transport with no ``url``) is left
+    to it: the events are then noted in the record's ``openlineage.errors``.
+
+    Raises:
+        ConfigError: naming the key (``params.transport.tmeout: ...``).
+
+    Example:
+        >>> check_transport({"type": "http", "url": "http://marquez:5000", "tmeout": 3})
+        Traceback (most recent call last):
+        ubunye.exceptions.ConfigError: params.transport.tmeout: the http transport does not read this key (the ...
+    """
+    from openlineage.client.transport import get_default_factory
+    from openlineage.client.utils import import_from_string
+
+    if not isinstance(transport, dict):
+        raise ConfigError(f"{key}: expected a mapping such as {{type: http, url: ...}}, got {type(transport).__name__}")
+    known = get_default_factory().transports
+    if not transport:
+        msg = f"{key}: empty: give its type ({{type: http, url: ...}}), or leave it out for the client's own settings"
+        raise ConfigError(msg)
+    kind = transport.get("type")
+    if kind is None:
+        msg = (
+            f"{key}.type: missing: the client ignores a transport with no type and only prints events to its log "
+            f"(types: {', '.join(sorted(known))})"
+        )
+        raise ConfigError(msg)
+    if not isinstance(kind, str) or not kind.strip():
+        raise ConfigError(f"{key}.type: expected a transport type such as http, got {kind!r}"[:300])
+    if kind not in known:
+        if "." in kind:  # a transport class of your own, imported by the client when it first sends
+            return
+        raise ConfigError(f"{key}.type: unknown transport {kind[:60]!r} (types: {', '.join(sorted(known))})")
+    found = known[kind]
+    transport_class = import_from_string(found) if isinstance(found, str) else found
+    config_class = transport_class.config_class
+    if isinstance(config_class, str):
+        config_class = import_from_string(config_class)
+    for name in _keys_ignored(config_class, transport):
+        close = difflib.get_close_matches(name, [n for n in _field_names(config_class) if n != name], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; see the client's {config_class.__name__}"
+        raise ConfigError(f"{key}.{name}: the {kind} transport does not read this key (the client drops it{hint})")
+    children = transport.get("transports") if kind == "composite" else None
+    if isinstance(children, list):
+        for i, child in enumerate(children):
+            check_transport(child, f"{key}.transports[{i}]")
+    elif isinstance(children, dict):
+        for name, child in children.items():
+            if child:  # the client skips an empty one
+                check_transport(child, f"{key}.transports.{name}")
+    if kind == "transform" and isinstance(transport.get("transport"), dict):
+        check_transport(transport["transport"], f"{key}.transport")
+
+
+#: Keys the client's transport factory takes from every transport config itself.
+_FACTORY_KEYS = frozenset({"type", "name", "priority"})
+
+
+class _Probe:
+    """A value no config holds by chance: where it lands tells whether a key was read."""
+
+
+def _keys_ignored(config_class: type, transport: dict[str, Any]) -> list[str]:
+    """The keys of ``transport`` that the client's ``config_class.from_dict`` drops without a word.
+
+    The client's own reading is the oracle (its keys are field names, camelCase aliases, lowercased env
+    spellings...): each key in turn is given a :class:`_Probe` value; a key whose probe neither reaches the config
+    built nor makes ``from_dict`` refuse it was not read. A config the client refuses as a whole is not probed.
+    """
+    try:
+        config_class.from_dict(dict(transport))  # type: ignore[attr-defined]
+    except Exception:  # the client refuses it itself, and says why when it first sends
+        return []
+    ignored = []
+    for name in transport:
+        if name in _FACTORY_KEYS:
+            continue
+        probe = _Probe()
+        try:
+            made = config_class.from_dict({**transport, name: probe})  # type: ignore[attr-defined]
+        except Exception:  # it read the value, and refused a probe
+            continue
+        if not _holds(made, probe):
+            ignored.append(str(name))
+    return ignored
+
+
+def _holds(value: object, probe: _Probe, depth: int = 0) -> bool:
+    """Whether ``probe`` is somewhere in ``value`` (fields of attrs or dataclass objects, attributes, mappings,
+    sequences), a few levels deep."""
+    import attr
+
+    if value is probe:
+        return True
+    if depth > 6 or isinstance(value, (str, bytes, int, float, type)) or value is None:
+        return False
+    if isinstance(value, dict):
+        parts: list[object] = [*value.keys(), *value.values()]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        parts = list(value)
+    else:
+        cls = type(value)
+        parts = [getattr(value, f.name, None) for f in attr.fields(cls)] if attr.has(cls) else []
+        if is_dataclass(value):
+            parts += [getattr(value, f.name, None) for f in dataclasses.fields(value)]
+        parts += list(getattr(value, "__dict__", {}).values())
+    return any(_holds(part, probe, depth + 1) for part in parts)
+
+
+def _field_names(config_class: type) -> list[str]:
+    import attr
+
+    names = [f.name for f in attr.fields(config_class)] if attr.has(config_class) else []
+    if is_dataclass(config_class):
+        names += [f.name for f in dataclasses.fields(config_class)]
+    return [n for n in names if n not in ("session", "adapter")]  # set in code, never from a config
+
+
 class OpenLineageMonitor:
     """Sends the OpenLineage events of every run (``monitors: [{type: openlineage, params: {...}}]``).
 
@@ -241,7 +347,8 @@ class OpenLineageMonitor:
         table_namespace: the namespace of catalog tables (``hive://metastore:9083``, a workspace URL...).
 
     Raises:
-        ConfigError: openlineage-python is not installed (``pip install 'ubunye[openlineage]'``).
+        ConfigError: openlineage-python is not installed (``pip install 'ubunye[openlineage]'``); ``transport``
+            is one the client would not send through as written (:func:`check_transport`).
 
     Example:
         >>> OpenLineageMonitor(transport={"type": "console"}).name, OpenLineageMonitor.essential
@@ -265,7 +372,9 @@ class OpenLineageMonitor:
             msg = "the openlineage monitor needs openlineage-python: pip install 'ubunye[openlineage]'"
             raise ConfigError(msg) from None
         self.namespace = namespace or os.environ.get("OPENLINEAGE_NAMESPACE") or "ubunye"
-        self.transport = dict(transport) if transport else None
+        if transport is not None:
+            check_transport(transport)
+        self.transport = dict(transport) if transport is not None else None
         self.table_namespace = table_namespace
         #: Set by :func:`ubunye.monitors.build_monitors`: where the record of the run in progress is found (the
         #: events are noted in it), :data:`~ubunye.lineage.recorder.RUN_RECORDS`; or a LineageRecorder set by
@@ -277,6 +386,8 @@ class OpenLineageMonitor:
         # several runs, in turn or at once, and one run's notes must not reach another's record.
         self._pending: dict[str, dict[str, Any]] = {}
         self._pending_lock = threading.Lock()
+        # Held while one event goes through an asynchronous transport (:meth:`_emit`).
+        self._queue_lock = threading.Lock()
 
     def task_start(self, context: RunContext, options: RunOptions | None = None, **_: Any) -> None:  # noqa: ANN401 (ignored)
         """Send START."""
@@ -419,8 +530,9 @@ class OpenLineageMonitor:
         if self._client is None:
             from openlineage.client import OpenLineageClient
 
+            # A copy: the client's factory pops name and priority from the mapping it is given.
             self._client = (
-                OpenLineageClient(config={"transport": self.transport}) if self.transport else OpenLineageClient()
+                OpenLineageClient(config={"transport": dict(self.transport)}) if self.transport else OpenLineageClient()
             )
         return self._client
 
@@ -434,29 +546,71 @@ class OpenLineageMonitor:
         error: ErrorInfo | None,
         options: RunOptions | None,
     ) -> None:
+        from ubunye.lineage.redact import mask_text
+
         note = self._note(context)
         try:
             event = self.event(context, state, at, inputs, outputs, error, options)
-            self._emit(event)
+            client = self._client_for()
+            unsent = _unsent(client)
+            if unsent is None:
+                self._emit(event)
         except Exception as exc:  # never fails the run: logged, and noted in the record
-            from ubunye.lineage.redact import mask_text
-
             why = mask_text(f"{state}: {type(exc).__name__}: {' '.join(str(exc).split())}")[:500]
             log.warning("monitor openlineage could not send %s", why)
             note.setdefault("errors", []).append(why)
+            return
+        if unsent is not None:  # nothing left the process: not "sent"
+            field, reason = unsent
+            (log.warning if field == "errors" else log.info)("monitor openlineage did not send %s: %s", state, reason)
+            note.setdefault(field, []).append(f"{state}: {reason}")
             return
         self.events.append(event)
         note.setdefault("sent", []).append(state)
 
     def _emit(self, event: RunEvent) -> None:
-        """Send one event, waiting at most :attr:`send_timeout` seconds for the client (on a daemon thread, so a
-        backend that never answers holds neither the run nor the end of the process).
+        """Send one event, waiting at most :attr:`send_timeout` seconds for it to be taken, retries included (the
+        client runs on a daemon thread, so a backend that never answers holds neither the run nor the end of the
+        process). An asynchronous transport (``async_http``) only queues the event: the monitor then waits, within
+        the same deadline, until the transport has the backend's answer, and counts the event sent only if it took
+        it. Events sent through one asynchronous client go one at a time: its counts of events delivered and failed
+        are then this event's.
 
         Raises:
             TimeoutError: the event was still being sent after ``send_timeout`` seconds (the client is then
                 dropped: the next event gets a new one rather than share a connection still in use).
+            ConnectionError: an asynchronous transport could not deliver the event (the backend refused it or
+                could not be reached).
         """
+        deadline = time.monotonic() + self.send_timeout
         client = self._client_for()
+        queued = bool(_queues(client.transport)) or _may_queue(client.transport)
+        if not queued:
+            self._emit_within(client, event, deadline)
+            return
+        if not self._queue_lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+            msg = f"another run's event held the transport for {self.send_timeout:g}s; given up"
+            raise TimeoutError(msg)
+        try:
+            before = {id(q): dict(q.get_stats()) for q in _queues(client.transport)}
+            state = event.eventType.value if event.eventType is not None else ""
+            with _FailureLog(f"{event.run.runId}-{state}") as failures:
+                self._emit_within(client, event, deadline)
+                queues = _queues(client.transport)  # a transport may make its queue on first use
+                done = all(q.wait_for_completion(max(deadline - time.monotonic(), 0.0)) for q in queues)
+            failed = sum(q.get_stats().get("failed", 0) - before.get(id(q), {}).get("failed", 0) for q in queues)
+        finally:
+            self._queue_lock.release()
+        if failed:
+            why = failures[-1] if failures else "the client logged why"
+            raise ConnectionError(f"the backend did not take the event ({why})")
+        if not done:
+            self._client = None
+            msg = f"the backend had not taken the event after {self.send_timeout:g}s; given up (it may still arrive)"
+            raise TimeoutError(msg)
+
+    def _emit_within(self, client: OpenLineageClient, event: RunEvent, deadline: float) -> None:
+        """``client.emit(event)`` on a daemon thread, given up at ``deadline`` (:meth:`_emit`)."""
         failed: list[BaseException] = []
 
         def send() -> None:
@@ -467,7 +621,7 @@ class OpenLineageMonitor:
 
         sender = threading.Thread(target=send, name="ubunye-openlineage-send", daemon=True)
         sender.start()
-        sender.join(self.send_timeout)
+        sender.join(max(deadline - time.monotonic(), 0.0))
         if sender.is_alive():
             self._client = None
             msg = f"the backend had not taken the event after {self.send_timeout:g}s; given up (it may still arrive)"
@@ -488,11 +642,109 @@ class OpenLineageMonitor:
             pending = self._pending.pop(context.run_id, None)
         note: dict[str, Any] = record.extra.setdefault("openlineage", base)
         if pending is not None:  # what happened before the record existed
-            for key in ("sent", "errors"):
-                note.setdefault(key, []).extend(x for x in pending.get(key, []) if x not in note.get(key, []))
+            for key in ("sent", "errors", "skipped"):
+                if pending.get(key):  # no empty list: a key is there only when it says something
+                    note.setdefault(key, []).extend(x for x in pending[key] if x not in note.get(key, []))
         return note
 
 
 def job_name(context: RunContext) -> str:
-    """``<usecase>.<package>.<task>``."""
-    return f"{context.usecase}.{context.package}.{context.task}"
+    """``<usecase>/<package>/<task>``: the task's own path under the usecase folder, one job per task.
+
+    A dot cannot separate the parts: names may hold dots, so ``a.b/c/t`` and ``a/b.c/t`` were one job. A ``/``
+    is in no usecase, package or task name (each is a folder's name, and the record store refuses it), so the
+    name is the parts as they are; a part given by hand that holds one is written with ``/`` as ``%2F`` (and
+    ``%`` as ``%25``), so no two tasks share a name.
+
+    Example:
+        >>> from types import SimpleNamespace as Ctx
+        >>> job_name(Ctx(usecase="shop.eu", package="daily", task="orders"))
+        'shop.eu/daily/orders'
+        >>> job_name(Ctx(usecase="a/b", package="100%", task="t"))
+        'a%2Fb/100%25/t'
+    """
+    return "/".join(_job_part(part) for part in (context.usecase, context.package, context.task))
+
+
+def _job_part(part: str) -> str:
+    return part.replace("%", "%25").replace("/", "%2F")
+
+
+def _unsent(client: OpenLineageClient) -> tuple[str, str] | None:
+    """Why an event given to ``client`` would reach no backend, and the note's field that says so, or None.
+
+    ``OPENLINEAGE_DISABLED=true`` (or a ``noop`` transport): the client sends nothing, as asked; noted under
+    ``skipped``. No transport anywhere (not in ``params.transport``, ``$OPENLINEAGE_URL``, ``$OPENLINEAGE_CONFIG``
+    or ``openlineage.yml``): the client would only print the event to its log; noted under ``errors``. The event
+    is not handed to the client in either case. A ``console`` transport asked for by name is sent.
+    """
+    kind = getattr(client.transport, "kind", None)
+    if kind == "noop":
+        if os.environ.get("OPENLINEAGE_DISABLED", "").lower().strip() == "true":
+            return "skipped", "OPENLINEAGE_DISABLED=true: the client sends no event"
+        return "skipped", "the transport is noop: it sends no event"
+    if kind == "console" and (client.config.transport or {}).get("type") != "console":
+        return "errors", (
+            "no OpenLineage transport is configured (params.transport, $OPENLINEAGE_URL, $OPENLINEAGE_CONFIG or "
+            "openlineage.yml): the client would only print the event to its log; not sent"
+        )
+    return None
+
+
+def _children(transport: object) -> list[object]:
+    """The transports inside one: a composite's, a transform's, a datadog transport's asynchronous one."""
+    found: list[object] = []
+    if getattr(transport, "kind", None) == "composite":
+        found += list(getattr(transport, "transports", []))
+    for name in ("transport", "async_http"):
+        inner = getattr(transport, name, None)
+        if inner is not None and hasattr(inner, "emit"):
+            found.append(inner)
+    return found
+
+
+def _queues(transport: object, depth: int = 0) -> list[Any]:
+    """The asynchronous transports in ``transport`` (itself included): those that queue an event and send it later
+    (``async_http``), which have ``wait_for_completion`` and ``get_stats``."""
+    own = [transport] if hasattr(transport, "wait_for_completion") and hasattr(transport, "get_stats") else []
+    if depth > 4:
+        return own
+    return own + [q for child in _children(transport) for q in _queues(child, depth + 1)]
+
+
+def _may_queue(transport: object, depth: int = 0) -> bool:
+    """Whether ``transport`` may make an asynchronous transport on first use (datadog's, when its rules say so)."""
+    if hasattr(transport, "_async_http_config"):
+        return True
+    return depth <= 4 and any(_may_queue(child, depth + 1) for child in _children(transport))
+
+
+class _FailureLog(logging.Handler):
+    """Collects, while in use, what the client's asynchronous transport logs of one event it could not deliver
+    (``Failed to emit event (event_id) <run id>-START to ..., status code: 500``): the reason noted in the record.
+    Only the lines naming that event are kept (its id is ``<run id>-<event type>``): other runs log there too."""
+
+    _LOGGER = "openlineage.client.transport"
+
+    def __init__(self, event_id: str) -> None:
+        super().__init__(logging.ERROR)
+        self.event_id = event_id
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # a message that does not format is no reason
+            return
+        if self.event_id not in text:
+            return
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f": {type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+        self.messages.append(" ".join(text.split())[:300])
+
+    def __enter__(self) -> list[str]:
+        logging.getLogger(self._LOGGER).addHandler(self)
+        return self.messages
+
+    def __exit__(self, *_: object) -> None:
+        logging.getLogger(self._LOGGER).removeHandler(self)
