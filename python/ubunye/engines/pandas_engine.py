@@ -117,15 +117,18 @@ def _excerpt(query: str, limit: int = 200) -> str:
     return repr(text)
 
 
-def _file_format(io: IOConfig, block_size: int | None = None) -> str | ds.FileFormat | None:
-    """How pyarrow reads files of ``io``: csv with the separator and Spark's nulls, else the format's name; csv
-    and json in blocks of ``block_size`` bytes (None: pyarrow's 1 MB, too small for a longer row)."""
+def _file_format(
+    io: IOConfig, block_size: int | None = None, texts: tuple[str, ...] = ()
+) -> str | ds.FileFormat | None:
+    """How pyarrow reads files of ``io``: csv with the separator and Spark's nulls (the columns ``texts`` as text),
+    parquet with INT96 timestamps in microseconds, else the format's name; csv in blocks of ``block_size`` bytes
+    (None: pyarrow's 1 MB, too small for a longer row)."""
     import pyarrow.dataset as ds
 
-    if io.format == "json" and block_size:
-        import pyarrow.json as pj
-
-        return ds.JsonFileFormat(read_options=pj.ReadOptions(block_size=block_size))
+    if io.format == "parquet":
+        # Spark's default INT96 holds any year; pyarrow reads it as nanoseconds, where a year past 2262 or before 1677
+        # wrapped silently to another instant (9999-12-31 read as 1816-03-29). Spark reads it in microseconds too.
+        return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
     if io.format != "csv":
         return io.format
     import pyarrow.csv as pcsv
@@ -134,38 +137,123 @@ def _file_format(io: IOConfig, block_size: int | None = None) -> str | ds.FileFo
     # it as null) and "nan" a float NaN (polars and Spark read text), as pyarrow writes them. pyarrow's defaults
     # read a null string as "" and the text NA, NULL, nan... as null, so neither nulls nor NaN nor such strings
     # came back.
-    nulls = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
+    nulls = pcsv.ConvertOptions(
+        null_values=[""],
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=False,
+        column_types=dict.fromkeys(texts, pa.string()),
+    )
     blocks = pcsv.ReadOptions(block_size=block_size) if block_size else None
     return ds.CsvFileFormat(parse_options=csv_parse_options(io), convert_options=nulls, read_options=blocks)
 
 
-def _dataset(
+def _json_table(
     io: IOConfig, sources: str | list[str], whole: pa.Schema | None, block_size: int | None, **partitions: object
-) -> ds.Dataset:
-    """The pyarrow dataset of ``io``'s files in blocks of ``block_size``; json files with the schema ``whole``
-    (inferred from every row of every file: a dataset infers it from the first block of the first file, and a key
-    first seen later was dropped), their fields pyarrow would read as timestamps read as their text.
+) -> pa.Table:
+    """Every row of ``io``'s json files, in blocks of ``block_size``, with the schema ``whole`` (inferred from every
+    row of every file: pyarrow infers it from the first block of the first file, and a key first seen later was
+    dropped), their fields pyarrow would read as timestamps read as their text, and the partition columns.
+
+    Each file is read by itself (``pyarrow.json.read_json``), in the order listed: pyarrow's dataset scan of a
+    folder of json files (JsonFileFormat) deadlocked now and then, a run hanging where no SIGTERM ends it.
 
     JSON has no timestamps: pyarrow infers one from ISO text ("2024-01-01", "...T12:00:00+02:00", read as 10:00
     without a zone, the offset lost), where Spark and polars read the string, as this does now.
     """
     import pyarrow.dataset as ds
-
-    found = ds.dataset(sources, format=_file_format(io, block_size), **partitions)
-    if io.format != "json":
-        return found
     import pyarrow.json as pj
 
+    blocks = pj.ReadOptions(block_size=block_size) if block_size else None
+    # lists the files and their partition values (name=value folders); it reads no rows
+    found = ds.dataset(sources, format=ds.JsonFileFormat(read_options=blocks), **partitions)
     fields = list(whole) if whole is not None else list(found.schema)
     names = {f.name for f in fields}
-    fields += [f for f in found.schema if f.name not in names]  # the partition columns
+    parts = [f for f in found.schema if f.name not in names]  # the partition columns
     texts = pa.schema([f.with_type(_timestamps_as_text(f.type)) for f in fields])
-    if texts == found.schema:
-        return found
-    # the parser takes the fields as given (text not parsed, then printed back); the dataset keeps that schema
-    blocks = pj.ReadOptions(block_size=block_size) if block_size else None
-    as_text = ds.JsonFileFormat(parse_options=pj.ParseOptions(explicit_schema=texts), read_options=blocks)
-    return ds.dataset(sources, format=as_text, schema=texts, **partitions)
+    schema = pa.schema([*texts, *parts])
+    # the parser takes the fields as given (text not parsed, then printed back)
+    parse = pj.ParseOptions(explicit_schema=texts)
+    tables = []
+    for fragment in found.get_fragments():
+        try:
+            with found.filesystem.open_input_stream(fragment.path) as stream:  # decompressed as named (.gz)
+                read = pj.read_json(stream, read_options=blocks, parse_options=parse)
+        except pa.ArrowInvalid as exc:  # named as the dataset scan named it (a "straddling" row still retried)
+            raise pa.ArrowInvalid(f"Could not open JSON input source '{fragment.path}': Invalid: {exc}") from exc
+        keys = ds.get_partition_keys(fragment.partition_expression)
+        values = [pa.repeat(pa.scalar(keys.get(f.name), f.type), read.num_rows) for f in parts]
+        tables.append(pa.Table.from_arrays([*read.select(texts.names).columns, *values], schema=schema))
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def _table(io: IOConfig, sources: str | list[str], whole: pa.Schema | None, **partitions: object) -> pa.Table:
+    """Every row of ``io``'s files (json with the schema ``whole``: :func:`_json_table`) in blocks large enough for
+    its longest row; a csv column this pyarrow read as wrapped nanosecond timestamps is read as its text instead,
+    as newer pyarrow reads it (docs/rows-v1.md section 5.3: never a wrapped instant)."""
+    import pyarrow.dataset as ds
+
+    if io.format == "json":
+        return larger_blocks(lambda size: _json_table(io, sources, whole, size, **partitions))[0]
+
+    def scan(texts: tuple[str, ...] = (), columns: list[str] | None = None) -> pa.Table:
+        def read(size: int | None) -> pa.Table:
+            return ds.dataset(sources, format=_file_format(io, size, texts), **partitions).to_table(columns=columns)
+
+        return larger_blocks(read)[0]
+
+    table = scan()
+    suspects = _nanosecond_columns(table) if io.format == "csv" and _csv_wraps_nanoseconds() else []
+    if not suspects:
+        return table
+    written = scan(tuple(suspects), suspects)  # the same files, those columns as their text
+    wrapped = tuple(n for n in suspects if not _within_nanoseconds(written.column(n), table.schema.field(n).type))
+    return scan(wrapped) if wrapped else table
+
+
+@functools.cache
+def _csv_wraps_nanoseconds() -> bool:
+    """Whether this pyarrow's csv reader infers a timestamp beyond the nanosecond range as ``timestamp[ns]``,
+    wrapping it to another instant (pyarrow 14: 9999-12-31T00:00:00.000Z as 1816-03-29...), where newer pyarrow
+    (26) reads such a column as text. Asked once, of a one-value csv: a newer pyarrow is spared the re-read."""
+    import io
+
+    import pyarrow.csv as pcsv
+
+    probe = pcsv.read_csv(io.BytesIO(b"t\n9999-12-31T00:00:00.000Z\n"))
+    return bool(pa.types.is_timestamp(probe.schema.field(0).type))
+
+
+def _nanosecond_columns(table: pa.Table) -> list[str]:
+    """The columns of ``table`` that are timestamps in nanoseconds."""
+    return [f.name for f in table.schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
+
+
+#: The microseconds from 1970 whose timestamps pyarrow 26 reads as nanoseconds: from the first whole second whose
+#: nanoseconds an int64 holds (it checks the seconds first: 1677-09-21T00:12:44) to the int64's last microsecond.
+_NS_RANGE_US = (-(2**63 // 10**9) * 10**6, (2**63 - 1) // 1000)
+
+
+def _within_nanoseconds(texts: pa.ChunkedArray, kind: pa.TimestampType) -> bool:
+    """Whether every timestamp written in ``texts`` (csv text this pyarrow inferred as ``kind``, nanoseconds) lies
+    in the range pyarrow 26 reads as nanoseconds (:data:`_NS_RANGE_US`): parsed in microseconds, which hold any
+    year. False when one does not parse so: the column is then read as its text, never as a guess."""
+    import pyarrow.compute as pc
+
+    cut = pc.replace_substring_regex(texts, pattern=r"(\.[0-9]{6})[0-9]+", replacement=r"\1")
+    try:
+        micros = cut.cast(pa.timestamp("us", kind.tz)).cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return False
+    low, high = (v.as_py() for v in pc.min_max(micros).values())
+    if low is None:
+        return True
+    if low < _NS_RANGE_US[0] or high > _NS_RANGE_US[1]:
+        return False
+    # of the last microsecond only nanoseconds 0 to 807 fit: its digits past the sixth, dropped to parse, decide
+    last = texts.filter(pc.equal(micros, _NS_RANGE_US[1]))
+    finer = pc.struct_field(pc.extract_regex(last, r"\.[0-9]{6}(?P<ns>[0-9]{1,3})"), [0])
+    nanos = pc.max(pc.utf8_rpad(finer, 3, "0").cast(pa.int64())).as_py()
+    return nanos is None or nanos <= (2**63 - 1) % 1000
 
 
 def _remote_source(io: IOConfig, url: str) -> tuple[str, dict[str, Any]]:
@@ -184,6 +272,34 @@ def _remote_source(io: IOConfig, url: str) -> tuple[str, dict[str, Any]]:
         msg = f"input {io.name!r}: cannot open {url} with its storage_options: {error_text(exc)}"
         raise EngineError(msg) from exc
     return path, {"filesystem": PyFileSystem(FSSpecHandler(fs))}
+
+
+#: What a URL's first path segment is, by scheme, where a missing one is said by name.
+_BUCKETS = {"s3": "bucket", "s3a": "bucket", "s3n": "bucket", "gs": "bucket", "gcs": "bucket"}
+_BUCKETS |= dict.fromkeys(("abfs", "abfss", "az", "adl"), "container")
+
+
+def _missing_remote(io: IOConfig, url: str) -> str | None:
+    """What is missing when reading the URL ``url`` found no file, as a local path's error says it (``no such file
+    or folder``; ``no such bucket`` when the bucket is missing too), or None when the URL is there (a file gone
+    mid-read) or the store cannot say: the reader's own message then stands. Without this, s3fs's and pyarrow's
+    message was the path alone (``cannot read parquet at s3://b/nothere: b/nothere``)."""
+    from pyarrow.fs import FileSystem, FileType
+
+    try:
+        source, filesystem = _remote_source(io, url)
+        fs = filesystem.get("filesystem")
+        if fs is None:
+            fs, source = FileSystem.from_uri(url)
+        if fs.get_file_info(source).type != FileType.NotFound:
+            return None
+        scheme, bucket = url.split("://", 1)[0].lower(), source.split("/", 1)[0]
+        kind = _BUCKETS.get(scheme)
+        if kind and fs.get_file_info(bucket).type == FileType.NotFound:
+            return f"input {io.name!r}: no such {kind}: {scheme}://{bucket} (reading {url})"
+    except (EngineError, OSError, pa.ArrowException, ValueError, TypeError, ImportError):
+        return None
+    return f"input {io.name!r}: no such file or folder: {url}"
 
 
 def _options_refused(io: IOConfig, url: str, exc: Exception) -> str:
@@ -359,7 +475,10 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         except EngineError:
             raise
         except (OSError, pa.ArrowException, ValueError) as exc:
-            msg = f"input {io.name!r}: cannot read {io.format} at {path}: {exc}"
+            missing = None
+            if isinstance(exc, FileNotFoundError) and local_path(path) is None:
+                missing = _missing_remote(io, path)
+            msg = missing or f"input {io.name!r}: cannot read {io.format} at {path}: {exc}"
             raise EngineError(msg) from exc
         except Exception as exc:  # deltalake raises its own errors (TableNotFoundError...)
             msg = f"input {io.name!r}: cannot read {io.format} at {path}: {error_text(exc)}"
@@ -373,7 +492,7 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         if files is None:  # a URL: pyarrow lists it
             source, filesystem = _remote_source(io, path)
             try:
-                table = larger_blocks(lambda size: _dataset(io, source, None, size, **filesystem).to_table())[0]
+                table = _table(io, source, None, **filesystem)
             except TypeError as exc:  # fsspec opens the filesystem lazily: an option it does not take shows here
                 if not filesystem:
                     raise
@@ -393,7 +512,7 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         # name=value folders become columns, as Spark reads them (not dropped)
         hive = {"partitioning": "hive", "partition_base_dir": str(root)} if has_partitions(files, root) else {}
         sources = [str(f) for f in files]
-        table = larger_blocks(lambda size: _dataset(io, sources, whole, size, **hive).to_table())[0]
+        table = _table(io, sources, whole, **hive)
         if io.format in ("csv", "json"):
             _refuse_rounded_integers(io, files, table)
         return table
