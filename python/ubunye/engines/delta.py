@@ -13,9 +13,11 @@ stream's end hands over to the calling thread, which runs the hook and then lets
 
 deltalake stores some values otherwise than the frame holds them, silently: it casts the rows to an existing
 table's types (on overwrite too: 2.7 into an int64 column is 2), keeps timestamps in microseconds (nanoseconds are
-dropped) and stores an empty partition value as null (the Delta protocol's rule). The record holds the hash of the
-frame, so :func:`refuse_unfaithful` refuses each of these before anything is written; casts that keep every value
-and its rows-v1 type (large_string as string, a time zone as UTC, whole microseconds) are left to deltalake.
+dropped), stores an empty partition value as null (the Delta protocol's rule) and a time-zone-aware timestamp
+partition value as a local time without its zone (which Spark reads in its session's zone: another instant). The
+record holds the hash of the frame, so :func:`refuse_unfaithful` refuses each of these before anything is written,
+and a write into a CHAR(n) column (Spark reads it padded); casts that keep every value and its rows-v1 type
+(large_string as string, a time zone as UTC, whole microseconds) are left to deltalake.
 
 Example:
     >>> import tempfile, pyarrow as pa
@@ -201,10 +203,26 @@ def refuse_unfaithful(table: pa.Table, io: IOConfig, path: str) -> None:
     """
     _refuse_empty_partition_values(table, io)
     _refuse_negative_decimal_partitions(table, io)
+    _refuse_timestamp_partitions(table, io)
     _refuse_sub_microseconds(table, io)
     existing = _existing_schema(io, path)
     if existing is not None:
         _refuse_casts(table, existing, io, path)
+
+
+def _refuse_timestamp_partitions(table: pa.Table, io: IOConfig) -> None:
+    """deltalake writes a time-zone-aware timestamp partition value (rows-v1 ``timestamp``: an instant) as its UTC
+    wall time without a zone ('2024-01-01 12:00:00.000000', measured with deltalake 1.6.6), which Spark reads as a
+    local time of its session's zone: another instant, and another hash, outside UTC. The Spark engine refuses the
+    same write on Delta 3.2 (``spark_engine._refuse_timestamp_partitions``). A ``timestamp_ntz`` (a local time
+    to begin with, no instant to lose) is written as before."""
+    for column in io.partition_by:
+        if type_text(table.column(column).type, column) == "timestamp":
+            msg = f"output {io.name!r}: partition column {column!r} is a timestamp with a time zone, and deltalake "
+            msg += "writes its partition values as times without the zone, which Spark reads in its session's "
+            msg += "time zone (other instants than the frame the record hashes outside UTC); nothing was written: "
+            msg += "partition by a date or string made from it"
+            raise EngineError(msg)
 
 
 def _refuse_empty_partition_values(table: pa.Table, io: IOConfig) -> None:
@@ -333,15 +351,27 @@ def _refuse_sub_microseconds(table: pa.Table, io: IOConfig) -> None:
 
 
 def _existing_schema(io: IOConfig, path: str) -> pa.Schema | None:
-    """The Arrow schema of the Delta table at ``path``, None when there is no table there yet."""
+    """The Arrow schema of the Delta table at ``path``, None when there is no table there yet. A table with a
+    CHAR(n) column is refused: deltalake would store the frame's text, which Spark reads padded (the Spark engine
+    refuses such a write too)."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
+
+    from ubunye.hashing.delta_files import spark_char_column
 
     try:
         table = DeltaTable(path, storage_options=io.storage_options or None)
     except TableNotFoundError:
         return None
-    return pa.schema(table.schema().to_arrow())
+    schema = table.schema()
+    char = spark_char_column(schema.to_json())
+    if char is not None:
+        msg = f"output {io.name!r}: {char} in the Delta table at {path}, which Spark reads padded with spaces to "
+        msg += "its length ('ab' as 'ab   ' in a char(5)) where deltalake stores the frame's text as it is, so the "
+        msg += "data Spark reads would not be the frame the record hashes; nothing was written. Make the column a "
+        msg += "STRING, or write the rows to another table"
+        raise EngineError(msg)
+    return pa.schema(schema.to_arrow())
 
 
 def _refuse_casts(table: pa.Table, existing: pa.Schema, io: IOConfig, path: str) -> None:
@@ -442,12 +472,13 @@ def read_table(io: IOConfig, path: str) -> pa.Table:
         >>> read_table(IOConfig("t", format="delta"), path).to_pydict()
         {'a': [1]}
     """
-    from ubunye.hashing.delta_files import check_arrow_readable, deltalake_arrow
+    from ubunye.hashing.delta_files import check_arrow_readable, deltalake_arrow, parquet_read_options
 
     table = open_table(io, path)
     check_arrow_readable(table, f"input {io.name!r} (Delta at {path})")
     with deltalake_arrow(f"input {io.name!r} (Delta at {path})"):
-        return table.to_pyarrow_table()
+        # to_pyarrow_table() with INT96 timestamps read in microseconds, as Spark reads them (past 2262 too)
+        return table.to_pyarrow_dataset(parquet_read_options=parquet_read_options()).to_table()
 
 
 def table_version(io: IOConfig, path: str) -> int:

@@ -48,6 +48,7 @@ from ubunye.engines.inputs import (
 )
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
+from ubunye.hashing.delta_files import refuse_char_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -196,6 +197,115 @@ def _arrow_schema_of(metadata: dict[str, str]) -> pa.Schema:
     except (ValueError, pa.ArrowException):
         return schema
     return date32_table(arrow.empty_table()).schema.with_metadata(schema.metadata)
+
+
+def _naive_nanoseconds(dtype: PolarsDataType) -> bool:
+    """Whether ``dtype`` holds a nanosecond datetime without a zone at any depth: how polars reads INT96."""
+    if isinstance(dtype, pl.Datetime):
+        return dtype.time_unit == "ns" and dtype.time_zone is None
+    if isinstance(dtype, (pl.List, pl.Array)):
+        return _naive_nanoseconds(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return any(_naive_nanoseconds(f.dtype) for f in dtype.fields)
+    return False
+
+
+def _micros_where_arrow(dtype: PolarsDataType, coerced: pa.DataType) -> PolarsDataType:
+    """``dtype`` with each nanosecond datetime microseconds where ``coerced`` (the file's type as pyarrow reads it
+    with INT96 in microseconds) has microseconds: there the file holds INT96."""
+    if isinstance(dtype, pl.Datetime) and pa.types.is_timestamp(coerced):
+        return pl.Datetime("us", dtype.time_zone) if dtype.time_unit == "ns" and coerced.unit == "us" else dtype
+    if isinstance(dtype, pl.List) and (pa.types.is_list(coerced) or pa.types.is_large_list(coerced)):
+        return pl.List(_micros_where_arrow(dtype.inner, coerced.value_type))
+    if isinstance(dtype, pl.Array) and pa.types.is_fixed_size_list(coerced):
+        return pl.Array(_micros_where_arrow(dtype.inner, coerced.value_type), dtype.size)
+    if isinstance(dtype, pl.Struct) and pa.types.is_struct(coerced):
+        inner = {f.name: f.type for f in coerced}
+        fields = [pl.Field(f.name, _micros_where_arrow(f.dtype, inner[f.name])) if f.name in inner else f
+                  for f in dtype.fields]  # fmt: skip
+        return pl.Struct(fields)
+    return dtype
+
+
+def _micros_where_spark(dtype: PolarsDataType, declared: object) -> PolarsDataType:
+    """``dtype`` with each nanosecond datetime without a zone microseconds where Spark's schema declares a
+    ``timestamp``: Spark writes those as INT96 or in microseconds with a zone, so a zoneless nanosecond one is INT96."""
+    if isinstance(dtype, pl.Datetime):
+        naive = dtype.time_unit == "ns" and dtype.time_zone is None
+        return pl.Datetime("us") if naive and declared == "timestamp" else dtype
+    if not isinstance(declared, dict):
+        return dtype
+    if isinstance(dtype, pl.List) and declared.get("type") == "array":
+        return pl.List(_micros_where_spark(dtype.inner, declared.get("elementType")))
+    if isinstance(dtype, pl.Struct) and declared.get("type") == "struct":
+        inner = {f.get("name"): f.get("type") for f in declared.get("fields") or [] if isinstance(f, dict)}
+        return pl.Struct([pl.Field(f.name, _micros_where_spark(f.dtype, inner.get(f.name))) for f in dtype.fields])
+    return dtype
+
+
+def _int96_schema(read: pl.Schema, files: list[Path] | None, arrow: pa.Schema) -> dict[str, PolarsDataType] | None:
+    """The schema to read a parquet input's files with (their own columns, not partition folders') so that polars
+    reads their INT96 timestamps in microseconds, keeping each instant; None when they hold none.
+
+    polars reads INT96 (Spark's default ``outputTimestampType``, Hive's and Impala's) in nanoseconds and clamps
+    a value past 2262-04-11 or before 1677-09-21 (a 9999-12-31 end date, 0001-01-01) to 2262-04-11
+    23:47:16.854775807 without a word; handed microseconds it reads them whole, as Spark and pyarrow's
+    ``coerce_int96_timestamp_unit="us"`` do. Which columns are INT96: a listed file's footer says (``files``);
+    for a URL, Spark's schema in the file's metadata (``arrow``: the first file's, as :func:`_first_parquet_schema`
+    gives it), so a URL's INT96 files of other writers are read as polars reads them.
+    """
+    if not any(_naive_nanoseconds(t) for t in read.values()):
+        return None
+    if files:
+        import pyarrow.parquet as pq
+
+        coerced = pq.ParquetFile(files[0], coerce_int96_timestamp_unit="us").schema_arrow
+        own = {f.name: f.type for f in coerced}
+        schema = {n: _micros_where_arrow(t, own[n]) for n, t in read.items() if n in own}
+    else:
+        import json
+
+        declared = (arrow.metadata or {}).get(SPARK_ROW_METADATA)
+        try:
+            spark = json.loads(declared) if declared is not None else None
+        except (ValueError, RecursionError):
+            spark = None
+        fields = spark.get("fields") if isinstance(spark, dict) else None
+        if not isinstance(fields, list):
+            return None
+        types = {f.get("name"): f.get("type") for f in fields if isinstance(f, dict)}
+        schema = {n: _micros_where_spark(t, types[n]) for n, t in read.items() if n in types}
+    return schema if any(schema[n] != read[n] for n in schema) else None
+
+
+#: The value polars gives an INT96 timestamp outside 1677-2262 (clamped to i64's largest nanosecond), in each unit
+#: it may be cast to (its Delta reader casts to the log's microseconds).
+_CLAMPED = {"ns": 2**63 - 1, "us": (2**63 - 1) // 1000, "ms": (2**63 - 1) // 1_000_000}
+
+
+def _clamp_checks(expr: pl.Expr, dtype: PolarsDataType) -> list[pl.Expr]:
+    if isinstance(dtype, pl.Datetime):
+        return [(expr.cast(pl.Int64) == _CLAMPED[dtype.time_unit]).any()]
+    if isinstance(dtype, pl.List):
+        return _clamp_checks(expr.list.explode(), dtype.inner)
+    if isinstance(dtype, pl.Array):
+        return _clamp_checks(expr.arr.explode(), dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return [c for f in dtype.fields for c in _clamp_checks(expr.struct.field(f.name), f.dtype)]
+    return []
+
+
+def _clamped_column(frame: pl.DataFrame) -> str | None:
+    """The first column of ``frame`` holding, at any depth, the value polars clamps an INT96 timestamp outside
+    1677-2262 to (:data:`_CLAMPED`), else None. polars' Delta reader gives no other sign of it (a Delta table
+    plain delta-spark wrote, with a 9999-12-31 end date, read as 2262-04-11 23:47:16.854775); the caller then reads
+    the table through deltalake's Arrow, which reads INT96 in microseconds. A genuine value of that instant is
+    read the same either way."""
+    for name, dtype in frame.schema.items():
+        checks = _clamp_checks(pl.col(name), dtype)
+        if checks and frame.select(pl.any_horizontal(checks)).item():
+            return str(name)
+    return None
 
 
 def _from_arrow(table: pa.Table) -> pl.DataFrame:
@@ -649,11 +759,16 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                     stamp = stamp.astimezone(dt.timezone.utc)  # first commit refused by open_table, as on pandas
                     open_table(io, path)
                 version: int | dt.datetime | None = stamp if stamp is not None else io.version
-                refuse_spark_only_types(io, _delta_schema_json(io, path), f"the Delta log at {path}")
+                schema_json = _delta_schema_json(io, path)
+                refuse_spark_only_types(io, schema_json, f"the Delta log at {path}")
+                refuse_char_columns(schema_json, f"input {io.name!r} (Delta at {path})")
                 scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)
                 if _map_column(scan.collect_schema()) is not None:
                     return _from_arrow(read_table(io, path))  # deltalake's Arrow keeps every map entry
-                return scan.collect()
+                frame = scan.collect()
+                if _clamped_column(frame) is not None:  # an INT96 file's value outside 1677-2262 (see there)
+                    return _from_arrow(read_table(io, path))
+                return frame
             return reread_after_swap(path, lambda: self._read_files(io, path))
         except EngineError:
             raise
@@ -710,6 +825,11 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 zone = zone_polars_refuses(arrow)
                 if zone is not None:  # said before polars panics on it
                     raise EngineError(f"input {io.name!r}: polars cannot read {first}: {zone}")
+                micros = _int96_schema(scan.collect_schema(), files, arrow)
+                if micros is not None:
+                    scan = pl.scan_parquet(
+                        source, storage_options=storage, hive_partitioning=hive, glob=glob, schema=micros
+                    )
                 scan = _dates_as_dates(scan, arrow)
             schema = scan.collect_schema()
             column = _map_column(schema)
@@ -723,7 +843,8 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 raise EngineError(msg)
             import pyarrow.dataset as pds
 
-            return _from_arrow(pds.dataset([str(f) for f in files], format="parquet").to_table())
+            int96 = pds.ParquetFileFormat(read_options=pds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
+            return _from_arrow(pds.dataset([str(f) for f in files], format=int96).to_table())
         if io.format == "csv":
             frame = _refuse_wide_integers(
                 io,

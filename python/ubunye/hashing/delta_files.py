@@ -7,9 +7,10 @@ function of its path, its size and modification time in the add action, and its 
 That identity is what a cache of per-file sums is keyed by (:class:`FileSums`), and of per-file profile-v1
 partials (:class:`FileProfiles`: a profile's numbers add up the same way, section 12).
 
-On Arrow the table's rows are exactly what ``DeltaTable.to_pyarrow_table()`` returns (the pandas engine's read):
-a pyarrow dataset of one fragment per add action, each read with the table's schema (a column a file lacks is
-null, partition columns come from the add action's partitionValues). :func:`arrow_file_sums` (and
+On Arrow the table's rows are exactly what ``DeltaTable.to_pyarrow_table()`` returns (the pandas engine's read),
+INT96 timestamps read in microseconds (:func:`parquet_read_options`): a pyarrow dataset of one fragment per add
+action, each read with the table's schema (a column a file lacks is null, partition columns come from the add
+action's partitionValues). :func:`arrow_file_sums` (and
 :func:`arrow_file_parts`, for any per-file numbers) reads a file as a dataset of that one fragment with that same
 schema, format and filesystem, so its rows are the rows the whole read takes from that file, by construction;
 deltalake refuses both reads alike for what it cannot read (deletion vectors, column mapping).
@@ -358,6 +359,22 @@ def batch_sums(batches: Iterable[pa.RecordBatch]) -> Sums:
     return add_sums(parts)
 
 
+def parquet_read_options() -> ds.ParquetReadOptions:
+    """How deltalake's Arrow reads take a Delta table's parquet files: INT96 timestamps (Spark's default
+    ``outputTimestampType``, as plain delta-spark writes a table) in microseconds, as Spark reads them. pyarrow's
+    default reads them in nanoseconds, where a value past 2262 or before 1677 (a 9999-12-31 end date) does not
+    fit: it wrapped, and the cast to the log's microseconds failed ("would lose data") naming no column. Only INT96
+    columns are affected (the Delta protocol's timestamps are microseconds).
+
+    Example:
+        >>> parquet_read_options().coerce_int96_timestamp_unit
+        'us'
+    """
+    import pyarrow.dataset as ds
+
+    return ds.ParquetReadOptions(coerce_int96_timestamp_unit="us")
+
+
 #: The oldest pyarrow deltalake's Arrow side declares (its own ``pyarrow`` extra: ``deltalake[pyarrow]``). Older ones
 #: work in part: measured with pyarrow 14.0.1, unpartitioned tables are read and written (the demo runs), but a
 #: partitioned table's read fails inside deltalake (pyarrow 14's ``pa.field`` takes no schema capsule), as do some
@@ -370,12 +387,36 @@ def _old_pyarrow() -> bool:
     return found < DELTALAKE_PYARROW
 
 
+#: What an Arrow error says when pyarrow does not know a type deltalake hands it (its C data interface: a format
+#: string an older pyarrow has no type for; an IPC schema of a newer type).
+_UNKNOWN_TYPE = ("Unrecognized type", "format string")
+
+
+def pyarrow_version_failure(exc: BaseException) -> bool:
+    """Whether ``exc``, raised inside deltalake's Arrow side, is a failure an older pyarrow can cause: a call its
+    API does not take (a TypeError or AttributeError: pyarrow 14's ``pa.field`` of a schema capsule), or a type or
+    operation it lacks (ArrowNotImplementedError, an unknown type). Not deltalake's own errors (a reader feature
+    it lacks, such as deletion vectors) nor a value pyarrow refuses (ArrowInvalid: "would lose data"), which the
+    newest pyarrow raises alike.
+
+    Example:
+        >>> pyarrow_version_failure(TypeError("field() takes at least 2 positional arguments (1 given)"))
+        True
+        >>> pyarrow_version_failure(pa.ArrowInvalid("Casting from timestamp[ns] to timestamp[us] would lose data"))
+        False
+    """
+    if isinstance(exc, pa.ArrowException):  # before TypeError: ArrowTypeError is one, and is about values too
+        return isinstance(exc, pa.ArrowNotImplementedError) or any(w in str(exc) for w in _UNKNOWN_TYPE)
+    return isinstance(exc, (TypeError, AttributeError, ImportError))
+
+
 @contextmanager
 def deltalake_arrow(what: str) -> Iterator[None]:
     """Around a read or write of a Delta table as Arrow through deltalake: on a pyarrow older than deltalake
-    declares (:data:`DELTALAKE_PYARROW`), a failure inside deltalake becomes an EngineError naming ``what``, the
-    failure, this pyarrow and what to do, instead of a bare TypeError or ArrowInvalid from deltalake's internals.
-    What works on the older pyarrow still works.
+    declares (:data:`DELTALAKE_PYARROW`), a failure inside deltalake that pyarrow's version can cause
+    (:func:`pyarrow_version_failure`) becomes an EngineError naming ``what``, the failure, this pyarrow and what to
+    do, instead of a bare TypeError from deltalake's internals; any other failure (deletion vectors, a value
+    pyarrow refuses) goes on as it is, as on the newest pyarrow. What works on the older pyarrow still works.
 
     Example:
         >>> with deltalake_arrow("input 'orders' (Delta at data/orders)"):
@@ -386,7 +427,7 @@ def deltalake_arrow(what: str) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        if not _old_pyarrow() or isinstance(exc, UbunyeError):
+        if not _old_pyarrow() or isinstance(exc, UbunyeError) or not pyarrow_version_failure(exc):
             raise
         need = ".".join(map(str, DELTALAKE_PYARROW))
         first = (str(exc).strip().splitlines() or [""])[0]
@@ -449,16 +490,94 @@ def check_deltalake_path(path: str, what: str, *, write: bool = False, hadoop: b
     raise EngineError(msg)
 
 
+#: The field metadata key Spark keeps a CHAR(n) or VARCHAR(n) column's declared type under (its data is a string).
+_CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
+_CHAR = re.compile(r"(?<![a-z0-9_])char\s*\(\s*\d+\s*\)", re.IGNORECASE)  # char(5), not varchar(5)
+
+
+def spark_char_column(schema_json: str | None) -> str | None:
+    """Words naming the first column of a Delta log's schema (Spark's JSON) that Spark declares CHAR(n), at any
+    depth (Spark keeps the declared type in the top field's metadata, ``__CHAR_VARCHAR_TYPE_STRING``), else None.
+    Spark reads such a value padded with spaces to n characters ('ab' as 'ab   ' in a char(5): read-side padding,
+    Spark 3.4's default), deltalake and polars as stored; VARCHAR(n) is read as stored by all.
+
+    Example:
+        >>> spark_char_column('{"type":"struct","fields":[{"name":"c","type":"string","nullable":true,'
+        ...                   '"metadata":{"__CHAR_VARCHAR_TYPE_STRING":"char(5)"}}]}')
+        "column 'c' is a Spark char(5)"
+        >>> spark_char_column('{"type":"struct","fields":[{"name":"v","type":"string","nullable":true,'
+        ...                   '"metadata":{"__CHAR_VARCHAR_TYPE_STRING":"varchar(5)"}}]}') is None
+        True
+    """
+    import json
+
+    if schema_json is None:
+        return None
+    try:
+        schema = json.loads(schema_json)
+    except (ValueError, RecursionError):
+        return None
+    for top in _fields(schema):
+        for f in [top, *_nested_fields(top.get("type"))]:
+            meta = f.get("metadata")
+            declared = meta.get(_CHAR_VARCHAR_KEY) if isinstance(meta, dict) else None
+            if isinstance(declared, str) and _CHAR.search(declared):
+                name = str(top.get("name"))
+                kind = "is a Spark" if f is top else f"holds a Spark CHAR (at field {f.get('name')!r}):"
+                return f"column {name!r} {kind} {declared}"
+    return None
+
+
+def _fields(struct: object) -> list[dict[str, Any]]:
+    fields = struct.get("fields") if isinstance(struct, dict) else None
+    return [f for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
+
+
+def _nested_fields(kind: object, depth: int = 0) -> list[dict[str, Any]]:
+    """The struct fields inside a Spark JSON type, at any depth (arrays, maps and structs)."""
+    if not isinstance(kind, dict) or depth > 100:
+        return []
+    if kind.get("type") == "struct":
+        return [g for f in _fields(kind) for g in (f, *_nested_fields(f.get("type"), depth + 1))]
+    inner = [kind.get(k) for k in ("elementType", "keyType", "valueType")]
+    return [g for t in inner for g in _nested_fields(t, depth + 1)]
+
+
+def refuse_char_columns(schema_json: str | None, what: str) -> None:
+    """Raise EngineError naming ``what`` and the column when the Delta log's schema declares a CHAR(n) column
+    (:func:`spark_char_column`): Spark reads it padded, deltalake and polars as stored, so the same table would
+    hash one way on Spark and another here, silently.
+
+    Example:
+        >>> refuse_char_columns('{"type":"struct","fields":[{"name":"c","type":"string","nullable":true,'
+        ...                     '"metadata":{"__CHAR_VARCHAR_TYPE_STRING":"char(5)"}}]}', "input 'i'")
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: input 'i': column 'c' is a Spark char(5) (so its Delta log says), ...
+    """
+    from ubunye.exceptions import EngineError
+
+    found = spark_char_column(schema_json)
+    if found is not None:
+        msg = f"{what}: {found} (so its Delta log says), which Spark reads padded with spaces to its length ('ab' "
+        msg += "as 'ab   ' in a char(5)) and deltalake and polars read as stored: the same rows would hash one way "
+        msg += "on Spark and another here; read it with the Spark engine, or make the column a STRING (rpad its "
+        msg += "values first to keep what Spark reads)"
+        raise EngineError(msg)
+
+
 def check_arrow_readable(table: DeltaTable, what: str) -> None:
     """Raise EngineError naming ``what`` when deltalake's Arrow reader (``to_pyarrow_table``, ``to_pyarrow_dataset``)
-    would not read ``table``'s values: column mapping. A table with the ``columnMapping`` reader feature it refuses
+    would not read ``table``'s values as Spark does: column mapping, a CHAR(n) column (:func:`refuse_char_columns`),
+    a type Spark declares that rows-v1 refuses. A table with the ``columnMapping`` reader feature it refuses
     itself; one of reader version 2 with ``delta.columnMapping.mode`` set (as delta-spark and Databricks write them)
     it reads by the logical names, which its Parquet files do not hold: every value null, silently (measured with
     deltalake 1.6.6, mode ``name`` and ``id``)."""
     from ubunye.exceptions import EngineError
     from ubunye.hashing.types import spark_declared_refusal
 
-    refused = spark_declared_refusal(table.schema().to_json())
+    schema_json = table.schema().to_json()
+    refuse_char_columns(schema_json, what)
+    refused = spark_declared_refusal(schema_json)
     if refused is not None:  # deltalake reads a variant as a struct of its two binaries: hashed, where Spark refuses
         msg = f"{what}: {refused} (so its Delta log says), which rows-v1 does not hash (docs/rows-v1.md section 11) "
         msg += "and deltalake reads as its binary encoding; read it with the Spark engine, or store it as text first"
@@ -492,7 +611,7 @@ def arrow_dataset(table: DeltaTable) -> ds.Dataset:
     with deltalake_arrow(f"Delta table at {table.table_uri}"):
         schema = pa.schema(table.schema().to_arrow())  # what to_pyarrow_dataset() reads by default
         parts = pa.schema([schema.field(c) for c in table.metadata().partition_columns])
-        slim = table.to_pyarrow_dataset(schema=parts)
+        slim = table.to_pyarrow_dataset(schema=parts, parquet_read_options=parquet_read_options())
     return ds.FileSystemDataset(list(slim.get_fragments()), schema, slim.format, slim.filesystem)
 
 
