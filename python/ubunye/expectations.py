@@ -134,8 +134,25 @@ def _run(result: ExpectationResult, func: Callable[..., tuple[int, bool]]) -> Ex
         result.observed, result.passed = func()
     except Exception as exc:
         result.passed = False
-        result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        result.error = _reason(exc)
     return result
+
+
+def _reason(exc: Exception) -> str:
+    r"""One line for why a rule could not be evaluated: its type and first line, or, for a py4j error (pyspark 3.5's
+    ``Py4JJavaError``, whose first line is "An error occurred while calling o98.collectToPython."), the JVM
+    error's innermost cause, which says what failed.
+
+    Example:
+        >>> _reason(TypeError("bad value\nmore"))
+        'TypeError: bad value'
+    """
+    if getattr(exc, "java_exception", None) is not None:
+        from ubunye.spark.errors import spark_reason
+
+        return spark_reason(exc)
+    text = str(exc)
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def check(expectations: Expectations, frame: object, engine: Engine[Any]) -> list[ExpectationResult]:

@@ -162,7 +162,8 @@ def check_outputs(
             # A Delta overwrite deletes no file (it commits a version), and its data folders need no name=value
             # (column mapping's random prefixes)
             wipes = io.mode == "overwrite" and io.format != "delta"
-            why = _input_clash(path, io, read) or (_not_a_dataset(path) if wipes else None)
+            formats = {n: i.format for n, i in config.inputs.items()}
+            why = _input_clash(path, io, read, formats) or (_not_a_dataset(path) if wipes else None)
         if why is None and path in seen:
             why = f"is also the location of output {seen[path]!r}"
         for other, other_name in seen.items():
@@ -190,19 +191,37 @@ def _input_paths(inputs: dict[str, str]) -> dict[str, Path]:
     return paths
 
 
-def _input_clash(path: Path, io: IOConfig, inputs: dict[str, Path]) -> str | None:
-    """Why the output at ``path`` would destroy an input of its own run, else None.
+#: Why a Delta overwrite onto an input that is not that same Delta table destroys it.
+_MIXED = (
+    "Delta writes its log and data files among the input's, which would then no longer read as it did (only the "
+    "Delta table read, at this same location, keeps the version read in its history)"
+)
+
+
+def _input_clash(path: Path, io: IOConfig, inputs: dict[str, Path], formats: dict[str, str | None]) -> str | None:
+    """Why the output at ``path`` would destroy an input of its own run, else None (``formats``: each input's).
 
     An overwrite may neither replace an input, nor a folder holding one, nor a folder inside one. An append
     deletes nothing (read a dataset, add rows to it; or add a partition beside the one read), nor does a Delta
-    overwrite (it adds a version, and the one read stays in the table's history).
+    overwrite of the Delta table read (it adds a version, and the one read stays in the table's history). A Delta
+    overwrite of anything else read (a parquet folder, a folder holding an input) writes its log and data files
+    among the input's, which then no longer reads as it did: the next run's read of it fails or reads other rows.
     """
     for name, source in inputs.items():
         if io.mode != "overwrite":
             continue  # an append adds files beside the input's (data/t with input data/t/dt=1): nothing is deleted
-        if source != path and _inside(source, path) and io.format != "delta":
+        delta = io.format == "delta"
+        if delta and source == path and formats.get(name) == "delta":
+            continue  # the same Delta table: the version read stays in its history
+        if source != path and _inside(source, path):
+            if delta:
+                why = f"holds the location of input {name!r} ({source}), which its Delta overwrite would spoil: "
+                return why + _MIXED
             return f"holds the location of input {name!r} ({source}), which its overwrite would delete"
-        if source == path and io.format != "delta":
+        if source == path:
+            if delta:
+                fmt = formats.get(name)
+                return f"is the location of input {name!r} ({fmt}), which its Delta overwrite would spoil: " + _MIXED
             return f"is the location of input {name!r}, which its overwrite would delete (mode: append adds to it)"
         if source != path and _inside(path, source):
             return f"is inside the location of input {name!r} ({source}), whose data its overwrite would delete"

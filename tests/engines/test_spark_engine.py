@@ -678,3 +678,14 @@ def test_a_spark_delta_write_returns_the_version_its_own_commit_made(spark, tmp_
     own = IOConfig("o", format="delta", path=str(path), mode="append", options={"userMetadata": "nightly load"})
     assert engine.write(frame, own, tmp_path) is None
     assert DeltaTable(str(path)).history(1)[0]["userMetadata"] == "nightly load"
+
+
+def test_the_environment_names_the_delta_jars_the_session_loaded(spark):
+    # The pip package delta-spark (recorded among the packages) is not what reads and writes the tables: the jars
+    # the session loaded are (from spark.jars.packages here; a Databricks runtime's own there).
+    import re
+
+    packages = spark.sparkContext.getConf().get("spark.jars.packages", "")
+    loaded = re.search(r"io\.delta:delta-spark[^:,]*:([^,]+)", packages)
+    assert loaded is not None, packages
+    assert SparkEngine(spark=spark).environment()["delta_version"] == loaded.group(1)

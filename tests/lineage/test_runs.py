@@ -212,12 +212,17 @@ def test_wrong_output_names_are_a_clear_error(uc):
 
 
 def test_write_failure(uc):
-    (uc / "blocker").write_text("a file where a folder is needed")
+    # A table whose column deltalake would cast the new rows into (1.5 stored as 1): refused inside the write, once
+    # the rows are hashed and checked (a file where the folder goes is refused before the run now).
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    write_deltalake(str(uc / "data/o"), pa.table({"x": pa.array([1], pa.int64())}))
     cfg = {
         "CONFIG": {
             "inputs": {"orders": {"format": "delta", "path": "data/orders"}},
-            "outputs": {"o": {"format": "delta", "path": "blocker/o"}},
-            "transform": {"type": "sql", "query": "SELECT * FROM orders"},
+            "outputs": {"o": {"format": "delta", "path": "data/o"}},
+            "transform": {"type": "sql", "query": "SELECT 1.5 AS x FROM orders"},
             "expectations": {"o": {"row_count": {"min": 1}}},
             "monitors": ["lineage"],
         }

@@ -35,7 +35,8 @@ HOW = {"arrow": "the Python twin (Arrow)", "jvm": "ubunye_rows_v1 in the JVM"}
 
 
 def guess_format(path: Path) -> str:
-    """The format of a file or folder: a Delta table (``_delta_log``), or the data files' suffix.
+    """The format of a file or folder: a Delta table (``_delta_log``), or the data files' suffix (so a Delta table
+    whose first commit never happened, data files and no log, is guessed parquet: its format is the caller's to say).
 
     Raises:
         EngineError: the format cannot be told; the message says to give ``--format``.
@@ -162,7 +163,13 @@ def hash_command(
         ),
     ],
     fmt: Annotated[
-        str | None, typer.Option("--format", "-f", help="parquet, csv, json or delta (default: from the path).")
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="parquet, csv, json or delta (default: from the path: delta where a _delta_log is, else the data "
+            "files' suffix). To check a run's output, give the format its record names.",
+        ),
     ] = None,
     engine: Annotated[str, typer.Option("--engine", "-e", help="pandas (default), spark or polars.")] = "pandas",
     show_lines: Annotated[
@@ -178,6 +185,11 @@ def hash_command(
     Every row is hashed; row order and column order do not matter, so two files holding the same rows in another
     order print the same data hash. CSV types are inferred by the engine's reader, so a CSV can hash differently
     on pandas and Spark when they infer different types (the schema line shows which).
+
+    The format is guessed when --format is not given, and a guess cannot know what a folder was meant to be: a
+    first Delta write killed before its log commit leaves a parquet data file and no _delta_log, which reads as
+    a parquet folder holding the very rows the run recorded. To tell whether a run's output landed (its record
+    says written: not known), give the format the record names: ubunye hash -f delta data/out.
 
     Exit status: 0 hashed; 2 bad input (no such file, unknown format, unreadable data, a type rows-v1 refuses).
 

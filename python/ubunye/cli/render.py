@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import shlex
 import sys
 
 from rich.console import Console
@@ -173,7 +174,7 @@ def _dataset_details(out: Console, record: RunRecord) -> None:
             if key in _SHOWN_WHEN_SET and value is None:
                 continue
             if key == "written" and value is None and record.status != "success":  # runner: the checkpoint's
-                value = "not known: the run stopped while committing it (compare its data_hash with the location)"
+                value = f"not known: the run stopped while committing it ({_landed_advice(d)})"
             out.print(line(f"  {key:<12} ", dash(", ".join(value) if key == "key" else value)), soft_wrap=True)
         if d.buckets is not None:
             out.print(line(f"  {'buckets':<12} ", dash(f"{d.buckets.n} (packed, docs/rows-v1.md section 12.2)")))
@@ -181,6 +182,27 @@ def _dataset_details(out: Console, record: RunRecord) -> None:
             nans = "" if col.nans is None else f", {col.nans} NaN"
             out.print(line("  column      ", dash(name), " ", dash(col.type), f", {col.nulls} null{nans}, ",
                            dash(short_hash(col.fingerprint))), soft_wrap=True)  # fmt: skip
+
+
+def _landed_advice(d: DatasetRecord) -> str:
+    """How to tell whether an output whose commit is not known landed: its location read as the format recorded.
+
+    Without ``-f``, ``ubunye hash`` guesses from the files: the data file a first Delta write killed before its log
+    commit leaves reads as a parquet folder, with the record's very hash, although no table landed.
+
+    Example:
+        >>> _landed_advice(DatasetRecord("o", format="delta", location="/d/my out", mode="overwrite"))
+        "compare its data_hash with: ubunye hash -f delta '/d/my out'"
+    """
+    where = d.location or ""
+    if where.startswith("table:"):
+        command = f"ubunye hash --engine spark {where.removeprefix('table:')}"
+    else:
+        fmt = f" -f {shlex.quote(d.format)}" if d.format else ""
+        command = f"ubunye hash{fmt} {shlex.quote(where)}"
+    if d.mode == "append":  # the record hashes the rows it added, not the whole location
+        return f"its data_hash is of the rows it added; the location's rows: {command}"
+    return f"compare its data_hash with: {command}"
 
 
 def render_record(record: RunRecord, path: str, full: bool, state: str | None = None) -> None:

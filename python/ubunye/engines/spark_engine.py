@@ -61,8 +61,16 @@ DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 def _plain_type(t: pa.DataType, column: str) -> pa.DataType:
     """``t`` in types Spark's Arrow conversion takes, the values unchanged: views of text and bytes as the large
-    types, ``date64`` as ``date32`` (cast safely: a time of day in it is refused), at any depth. A list view is
-    refused naming the column: Arrow casts none of them safely (encode.py reads them slot by slot)."""
+    types, ``date64`` as ``date32`` (cast safely: a time of day in it is refused), large and fixed-size lists as
+    lists and fixed-size binary as binary (pyspark 3.5's conversion has no type for them; pyspark 4 makes arrays
+    and binary of them alike, and rows-v1 hashes them as lists and binary), at any depth. A list view is refused
+    naming the column: Arrow casts none of them safely (encode.py reads them slot by slot).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> _plain_type(pa.struct([("l", pa.large_list(pa.binary(4)))]), "c")
+        StructType(struct<l: list<item: binary>>)
+    """
     import pyarrow as pa
 
     from ubunye.hashing.types import is_binary_view, is_list_view, is_string_view
@@ -71,6 +79,8 @@ def _plain_type(t: pa.DataType, column: str) -> pa.DataType:
         return pa.large_string()
     if is_binary_view(t):
         return pa.large_binary()
+    if pa.types.is_fixed_size_binary(t):
+        return pa.binary()
     if pa.types.is_date64(t):
         return pa.date32()
     if is_list_view(t):
@@ -78,10 +88,7 @@ def _plain_type(t: pa.DataType, column: str) -> pa.DataType:
         msg += "first, e.g. pyarrow's pa.array(series.tolist(), pa.list_(...))"
         raise EngineError(msg)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        inner = t.value_field.with_type(_plain_type(t.value_type, column))
-        if pa.types.is_fixed_size_list(t):
-            return pa.list_(inner, t.list_size)
-        return pa.large_list(inner) if pa.types.is_large_list(t) else pa.list_(inner)
+        return pa.list_(t.value_field.with_type(_plain_type(t.value_type, column)))
     if pa.types.is_map(t):
         return pa.map_(_plain_type(t.key_type, column), _plain_type(t.item_type, column))
     if pa.types.is_struct(t):
@@ -121,16 +128,43 @@ def _utc_text(io: IOConfig) -> str:
 
 
 def _no_spark_type(schema: pa.Schema, exc: Exception) -> str:
-    """Which column of ``schema`` has no Spark type (an unsigned integer, ...), in words naming it."""
+    """Which column of ``schema`` has no Spark type (an unsigned integer, ...), in words naming it and what to cast
+    it to (:func:`_cast_advice`)."""
     from pyspark.sql.pandas.types import from_arrow_type
 
     for field in schema:
         try:
             from_arrow_type(field.type)
         except Exception:
-            msg = f"column {field.name!r} of type {field.type} has no Spark type (Spark has no unsigned integers, "
-            return msg + f"for one): cast it first, e.g. to a signed type one size larger ({error_text(exc)})"
+            why, advice = _cast_advice(field.type)
+            msg = f"column {field.name!r} of type {field.type} has no Spark type ({why}): cast it first, {advice} "
+            return msg + f"({error_text(exc)})"
     return f"the frame's columns have no Spark schema: {error_text(exc)}"
+
+
+def _cast_advice(t: pa.DataType) -> tuple[str, str]:
+    """Why a type (or a type inside it) has no Spark type, and what to cast it to.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> _cast_advice(pa.list_(pa.uint8()))
+        ('Spark has no unsigned integers', 'e.g. to a signed type one size larger')
+        >>> _cast_advice(pa.float16())[1]
+        'e.g. to float32'
+    """
+    import pyarrow as pa
+
+    leaves = [t]
+    while leaves:
+        leaf = leaves.pop(0)
+        if pa.types.is_unsigned_integer(leaf):
+            return "Spark has no unsigned integers", "e.g. to a signed type one size larger"
+        if pa.types.is_float16(leaf):
+            return "Spark has no half-precision float", "e.g. to float32"
+        if pa.types.is_time(leaf):
+            return "Spark has no time-of-day type", "e.g. to a string or an int64 of microseconds"
+        leaves += [leaf.field(i).type for i in range(leaf.num_fields)]
+    return "this pyspark converts no such Arrow type", "to a type Spark takes (string, int64, list, struct...)"
 
 
 def _takes_arrow_tables() -> bool:
@@ -255,6 +289,22 @@ def _delta_package_text() -> str:
         return delta_package()
     except EngineError as exc:
         return f"<none: {exc}>"
+
+
+def _delta_jar_version(spark: SparkSession) -> str | None:
+    """The version of the Delta jars the session's JVM loaded (their manifest's Implementation-Version), which is
+    what reads and writes the tables: the pip package delta-spark, recorded among the packages, may be another
+    version or absent (jars from spark.jars.packages, a Databricks runtime's own). None when the session has no
+    Delta classes, no py4j gateway (Spark Connect) or a jar without that manifest entry."""
+    try:
+        jvm = spark.sparkContext._jvm
+        found = None if jvm is None else jvm.org.apache.spark.sql.delta.DeltaLog
+        if found is None or type(found).__name__ != "JavaClass":  # py4j names a missing class a JavaPackage
+            return None
+        version = found._java_lang_class.getPackage().getImplementationVersion()
+    except Exception:  # no gateway, no JVM any more: not a fact this run can tell
+        return None
+    return str(version) if version else None
 
 
 def configure_delta(builder: SparkSession.Builder) -> SparkSession.Builder:
@@ -885,9 +935,11 @@ class SparkEngine:
             return
         where = location(io, base_dir)
         _refuse_glob(io, where, "output")
-        if io.format == "delta":
-            return  # Delta's log commits atomically wherever it is
         local = self.local_root(where)
+        if io.format == "delta":  # Delta's log commits atomically wherever it is; a file is no table's folder
+            if local is not None:
+                refuse_file_at(io, local)
+            return
         if local is None:
             if io.mode == "overwrite":
                 refuse_remote_overwrite(io, where)
@@ -1043,4 +1095,5 @@ class SparkEngine:
             facts["jvm_version"] = None if jvm is None else jvm.System.getProperty("java.version")
         except Exception:  # Spark Connect: no py4j gateway
             facts["jvm_version"] = None
+        facts["delta_version"] = _delta_jar_version(spark)
         return facts

@@ -331,7 +331,8 @@ def refuse_unwritable(io: IOConfig, where: str, engine: str) -> None:
     own hidden files (``paths.refuse_reserved``); ``partition_by`` on
     parquet/csv/json (partition values come back with inferred types: an int64 ``id`` reads back as int32 on
     pyarrow, ``"007"`` as 7, so what is read would not hash as what was recorded; Delta keeps the types);
-    a file where the output folder goes (:func:`refuse_file_at`). Delta outputs are deltalake's to check.
+    a file where the output folder goes (:func:`refuse_file_at`), Delta included. Delta outputs are otherwise
+    deltalake's to check.
 
     Example:
         >>> from ubunye.config import IOConfig
@@ -343,9 +344,11 @@ def refuse_unwritable(io: IOConfig, where: str, engine: str) -> None:
         msg = f"output {io.name!r}: catalog tables (table: {io.table}) need the spark engine"
         raise EngineError(msg)
     refuse_reserved(io, where)  # Delta too: another output's writer would delete it as its leftover
-    if io.format == "delta":
-        return
     folder = local_path(where)
+    if io.format == "delta":
+        if folder is not None:  # deltalake would fail only in the write ("Path does not exist"), after the transform
+            refuse_file_at(io, folder)
+        return
     if folder is None:
         if io.mode == "overwrite":
             refuse_remote_overwrite(io, where)
