@@ -177,6 +177,23 @@ def test_compare_prints_that_buckets_are_not_comparable(tmp_path):
     assert out["profile_note"] in result.stdout, result.stdout
 
 
+def test_compare_says_values_moved_between_rows_are_the_same_values_not_an_unchanged_column(tmp_path):
+    """v's values swapped between ids 1 and 2: its fingerprint (the multiset of its values) is equal, and the text
+    called the column "unchanged" while every row of it changed; it says "same values" now, beside the buckets."""
+    uc = tmp_path / "uc"
+    _task(uc, KEYED)
+    for dt, v in (("d1", ["a", "b"]), ("d2", ["b", "a"])):
+        _input(uc, dt, pa.table({"id": pa.array([1, 2], pa.int64()), "v": pa.array(v, pa.string())}))
+        assert _run(uc, dt) == 0
+    args = ["lineage", "compare", "latest~1", "latest", "-d", str(uc), "-u", "u", "-p", "p", "-t", "t"]
+    (out,) = json.loads(runner.invoke(app, [*args, "--json"]).stdout)["outputs"]
+    assert "v" in out["columns"]["unchanged"]  # the JSON's field keeps its name (what compare_columns says)
+    text = runner.invoke(app, [*args]).stdout
+    row = next(line for line in text.splitlines() if " v " in line and "out" in line)
+    assert "same values" in row and "unchanged" not in row, text
+    assert any("buckets" in line and "differ" in line for line in text.splitlines()), text
+
+
 # --- 4. the cause an error names is the one the evidence shows ----------------------------------------------------
 
 

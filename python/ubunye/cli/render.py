@@ -320,7 +320,10 @@ def _column_table(out: Console, c: Comparison) -> None:
                              (UNCHANGED, cols.unchanged)):  # fmt: skip
             for n in names:
                 types = cols.types.get(n)
-                t.add_row(d.side, dash(d.name), dash(n), _state(state), _arrow(*types) if types else "")
+                # A fingerprint is the column's multiset of values: values moved between rows keep it, and the
+                # buckets (below) show those rows changed. "unchanged" alone would say no cell moved.
+                shown_state = _state(state) if state != UNCHANGED else dash("same values", _STYLE[UNCHANGED])
+                t.add_row(d.side, dash(d.name), dash(n), shown_state, _arrow(*types) if types else "")
                 shown = True
         if d.buckets is not None:
             t.add_row(d.side, dash(d.name), "buckets", dash(d.buckets.describe() + " differ"), "")

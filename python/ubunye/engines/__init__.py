@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -116,11 +117,25 @@ _NEEDS = {"spark": ("pyspark", "spark"), "polars": ("polars", "polars")}
 
 def _require(name: str) -> None:
     """Raise EngineError naming the engine, the module and the extra when the engine's library is not installed."""
+    if importlib.util.find_spec(_NEEDS[name][0]) is None:
+        raise EngineError(_missing(name, sys.version_info[:2]))
+
+
+def _missing(name: str, python: tuple[int, int]) -> str:
+    """What to do when engine ``name``'s library is not installed, on Python ``python``.
+
+    Example:
+        >>> _missing("polars", (3, 11))
+        "the polars engine needs polars: pip install 'ubunye[polars]'"
+        >>> _missing("polars", (3, 10))  # doctest: +ELLIPSIS
+        'the polars engine needs polars >= 2.1, which is built for Python 3.11 and later (this is Python 3.10): ...'
+    """
     module, extra = _NEEDS[name]
-    if importlib.util.find_spec(module) is None:
-        hint = " (or run where Spark is installed)" if name == "spark" else ""
-        msg = f"the {name} engine needs {module}: pip install 'ubunye[{extra}]'{hint}"
-        raise EngineError(msg)
+    if name == "polars" and python < (3, 11):  # pip would answer "no matching distribution" to the extra here
+        return (f"the polars engine needs polars >= 2.1, which is built for Python 3.11 and later (this is Python "
+                f"{python[0]}.{python[1]}): run it on Python 3.11+, or use the pandas or spark engine")  # fmt: skip
+    hint = " (or run where Spark is installed)" if name == "spark" else ""
+    return f"the {name} engine needs {module}: pip install 'ubunye[{extra}]'{hint}"
 
 
 def get_engine(
