@@ -678,6 +678,14 @@ def test_a_spark_delta_write_returns_the_version_its_own_commit_made(spark, tmp_
     own = IOConfig("o", format="delta", path=str(path), mode="append", options={"userMetadata": "nightly load"})
     assert engine.write(frame, own, tmp_path) is None
     assert DeltaTable(str(path)).history(1)[0]["userMetadata"] == "nightly load"
+    # Delta's session-wide setting too: a write option (our mark) would have replaced the team's text.
+    key = "spark.databricks.delta.commitInfo.userMetadata"
+    spark.conf.set(key, "team-x: nightly")
+    try:
+        assert engine.write(frame, IOConfig("o", format="delta", path=str(path), mode="append"), tmp_path) is None
+    finally:
+        spark.conf.unset(key)
+    assert DeltaTable(str(path)).history(1)[0]["userMetadata"] == "team-x: nightly"
 
 
 def test_the_environment_names_the_delta_jars_the_session_loaded(spark):

@@ -132,6 +132,29 @@ def test_async_http_events_a_backend_refused_are_errors_not_sent(uc: Path) -> No
     assert all("status code: 500" in e for e in note["errors"]), note["errors"]
 
 
+@pytest.mark.parametrize("kind", ["http", "async_http"])
+def test_a_composite_whose_backend_child_refuses_is_sent_and_noted_alike_for_sync_and_async(
+    uc: Path, tmp_path: Path, kind: str
+) -> None:
+    # The file child takes both events; the backend child answers 500. An async child made the record say nothing
+    # was sent (a ConnectionError for the whole event), a sync one said sent: the same delivery, opposite records.
+    backend = Backend(status=500)
+    log = tmp_path / "events.jsonl"
+    try:
+        children = [{"type": kind, "url": backend.url, "retry": {"total": 0}},
+                    {"type": "file", "log_file_path": str(log), "append": True}]  # fmt: skip
+        monitor(uc / "shop/daily/orders", {"transport": {"type": "composite", "transports": children}})
+        result = run_task(uc / "shop/daily/orders", dt="2026-12-01", engine="pandas")
+    finally:
+        backend.close()
+    assert result.status == "success"
+    assert [json.loads(line)["eventType"] for line in log.read_text().splitlines()] == ["START", "COMPLETE"]
+    note = note_of(uc, "orders")
+    assert note["sent"] == ["START", "COMPLETE"], note
+    if kind == "async_http":  # the failure the monitor can see is noted (a sync child's is the client's to log)
+        assert [e.split(":")[0] for e in note["errors"]] == ["START", "COMPLETE"], note
+
+
 # --- 1b, 1d. a transport the client would not use as written ---------------------------------------------------
 
 

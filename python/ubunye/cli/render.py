@@ -193,10 +193,12 @@ def _landed_advice(d: DatasetRecord) -> str:
     Example:
         >>> _landed_advice(DatasetRecord("o", format="delta", location="/d/my out", mode="overwrite"))
         "compare its data_hash with: ubunye hash -f delta '/d/my out'"
+        >>> _landed_advice(DatasetRecord("o", format="delta", location="table:db.`my t`", mode="overwrite"))
+        "compare its data_hash with: ubunye hash --engine spark 'db.`my t`'"
     """
     where = d.location or ""
-    if where.startswith("table:"):
-        command = f"ubunye hash --engine spark {where.removeprefix('table:')}"
+    if where.startswith("table:"):  # a table name may hold backticks and spaces: quoted for the shell too
+        command = f"ubunye hash --engine spark {shlex.quote(where.removeprefix('table:'))}"
     else:
         fmt = f" -f {shlex.quote(d.format)}" if d.format else ""
         command = f"ubunye hash{fmt} {shlex.quote(where)}"

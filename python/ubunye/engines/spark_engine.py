@@ -291,6 +291,10 @@ def _delta_package_text() -> str:
         return f"<none: {exc}>"
 
 
+#: Delta's session-wide commit message (every commit's ``userMetadata`` unless a write's option says otherwise).
+_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+
+
 def _delta_jar_version(spark: SparkSession) -> str | None:
     """The version of the Delta jars the session's JVM loaded (their manifest's Implementation-Version), which is
     what reads and writes the tables: the pip package delta-spark, recorded among the packages, may be another
@@ -842,8 +846,11 @@ class SparkEngine:
                     writer.mode(io.mode).saveAsTable(io.table)
             elif io.format == "delta" or local is None:
                 mark = None
-                if io.format == "delta" and "usermetadata" not in {k.lower() for k in options}:
-                    mark = f"{COMMIT_MARK}={uuid.uuid4().hex}"  # a user's own userMetadata is kept: no mark then
+                # A user's own userMetadata (the output's option, or the session's setting, which the option would
+                # override) is kept: no mark then, and the version recorded is the latest (_written_version).
+                own = "usermetadata" in {k.lower() for k in options} or self._setting(_USER_METADATA, "") != ""
+                if io.format == "delta" and not own:
+                    mark = f"{COMMIT_MARK}={uuid.uuid4().hex}"
                     writer = writer.option("userMetadata", mark)
                 with output_lock(str(local)) if local is not None else nullcontext():
                     if io.format == "delta":

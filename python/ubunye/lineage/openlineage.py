@@ -555,6 +555,11 @@ class OpenLineageMonitor:
             unsent = _unsent(client)
             if unsent is None:
                 self._emit(event)
+        except _ChildFailed as exc:  # the composite sent it; one of its transports did not take it
+            why = mask_text(f"{state}: {exc}")[:500]
+            log.warning("monitor openlineage: %s", why)
+            note.setdefault("errors", []).append(why)
+            unsent = None
         except Exception as exc:  # never fails the run: logged, and noted in the record
             why = mask_text(f"{state}: {type(exc).__name__}: {' '.join(str(exc).split())}")[:500]
             log.warning("monitor openlineage could not send %s", why)
@@ -603,6 +608,10 @@ class OpenLineageMonitor:
             self._queue_lock.release()
         if failed:
             why = failures[-1] if failures else "the client logged why"
+            if getattr(client.transport, "kind", None) == "composite":
+                # One child's failure: the composite's other transports may have taken it (as for a synchronous
+                # child, whose failure the composite logs and the event still counts sent): sent, and noted.
+                raise _ChildFailed(f"a transport of the composite did not take the event ({why})")
             raise ConnectionError(f"the backend did not take the event ({why})")
         if not done:
             self._client = None
@@ -717,6 +726,10 @@ def _may_queue(transport: object, depth: int = 0) -> bool:
     if hasattr(transport, "_async_http_config"):
         return True
     return depth <= 4 and any(_may_queue(child, depth + 1) for child in _children(transport))
+
+
+class _ChildFailed(ConnectionError):
+    """An asynchronous transport inside a composite did not take an event the composite sent (:meth:`_emit`)."""
 
 
 class _FailureLog(logging.Handler):
