@@ -40,6 +40,7 @@ from ubunye.engines.inputs import (
 )
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
+from ubunye.hashing.delta_files import parquet_read_options
 from ubunye.hashing.dictionaries import decode_column
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def _file_format(
     if io.format == "parquet":
         # Spark's default INT96 holds any year; pyarrow reads it as nanoseconds, where a year past 2262 or before 1677
         # wrapped silently to another instant (9999-12-31 read as 1816-03-29). Spark reads it in microseconds too.
-        return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
+        return ds.ParquetFileFormat(read_options=parquet_read_options())
     if io.format != "csv":
         return io.format
     import pyarrow.csv as pcsv

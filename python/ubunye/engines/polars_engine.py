@@ -48,7 +48,7 @@ from ubunye.engines.inputs import (
 )
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
-from ubunye.hashing.delta_files import refuse_char_columns
+from ubunye.hashing.delta_files import parquet_read_options, refuse_char_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -843,7 +843,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 raise EngineError(msg)
             import pyarrow.dataset as pds
 
-            int96 = pds.ParquetFileFormat(read_options=pds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
+            int96 = pds.ParquetFileFormat(read_options=parquet_read_options())
             return _from_arrow(pds.dataset([str(f) for f in files], format=int96).to_table())
         if io.format == "csv":
             frame = _refuse_wide_integers(

@@ -360,9 +360,9 @@ def batch_sums(batches: Iterable[pa.RecordBatch]) -> Sums:
 
 
 def parquet_read_options() -> ds.ParquetReadOptions:
-    """How deltalake's Arrow reads take a Delta table's parquet files: INT96 timestamps (Spark's default
-    ``outputTimestampType``, as plain delta-spark writes a table) in microseconds, as Spark reads them. pyarrow's
-    default reads them in nanoseconds, where a value past 2262 or before 1677 (a 9999-12-31 end date) does not
+    """How Arrow reads parquet files, for the engines' own reads and deltalake's alike: INT96 timestamps (Spark's
+    default ``outputTimestampType``, as plain delta-spark writes a table) in microseconds, as Spark reads them.
+    pyarrow's default reads them in nanoseconds, where a value past 2262 or before 1677 (a 9999-12-31 end date) does not
     fit: it wrapped, and the cast to the log's microseconds failed ("would lose data") naming no column. Only INT96
     columns are affected (the Delta protocol's timestamps are microseconds).
 
