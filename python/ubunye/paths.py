@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
-from ubunye.engines.paths import home_expanded, is_hidden, local_path, reserved_part
+from ubunye.engines.paths import home_expanded, is_hidden, is_url, local_path, reserved_part
 from ubunye.exceptions import ConfigError, EngineError
 from ubunye.lineage.record import MAX_NAME_BYTES, unsafe_name
 from ubunye.lineage.store import LINEAGE_DIR
@@ -124,19 +125,22 @@ def check_outputs(
     root = usecase_dir.resolve()
     records = root / RECORDS_FOLDER
     tasks = _task_folders(root)
-    seen: dict[Path, str] = {}
+    seen: dict[PurePath, str] = {}
     for name, where in locations.items():
         key = f"CONFIG.outputs.{name}.path"
         try:
-            path = _local(where)
+            given = _local(where)
         except EngineError as exc:  # a file:// URL with a query: named here, before anything runs
             raise ConfigError(f"{config.path}: {key}: {exc}") from None
+        local = given.resolve() if given is not None else None
+        path = local if local is not None else _url_place(where)
         if path is None:
-            continue
-        given, path = path, path.resolve()
+            continue  # a catalog table: the catalog says where it lives
         why = None
-        reserved = reserved_part(given) or reserved_part(path)
-        if reserved is not None:  # another output's writer deletes such a name as the leftover of a killed run
+        reserved = None if given is None or local is None else reserved_part(given) or reserved_part(local)
+        if given is None:
+            pass  # a URL: only the clashes with inputs and other outputs below apply
+        elif reserved is not None:  # another output's writer deletes such a name as the leftover of a killed run
             why = f"is named like ubunye's own hidden files ({reserved!r}: a staging, old or trash sibling, lock file "
             why += "or unfinished part of another output)"
         elif len(os.fsencode(given.name)) > _NAME_ROOM:
@@ -163,7 +167,7 @@ def check_outputs(
             # (column mapping's random prefixes)
             wipes = io.mode == "overwrite" and io.format != "delta"
             formats = {n: i.format for n, i in config.inputs.items()}
-            why = _input_clash(path, io, read, formats) or (_not_a_dataset(path) if wipes else None)
+            why = _input_clash(path, io, read, formats) or (_not_a_dataset(local) if wipes and local else None)
         if why is None and path in seen:
             why = f"is also the location of output {seen[path]!r}"
         for other, other_name in seen.items():
@@ -172,23 +176,58 @@ def check_outputs(
             elif why is None and _inside(other, path) and path != other:
                 why = f"holds the location of output {other_name!r}"
         if why:
-            msg = f"{config.path}: {key}: {path} {why}; an output must be a folder of its own"
+            msg = f"{config.path}: {key}: {_shown(path)} {why}; an output must be a folder of its own"
             raise ConfigError(msg)
         seen[path] = name
 
 
-def _input_paths(inputs: dict[str, str]) -> dict[str, Path]:
-    """The resolved local path of each input that has one. A location ``local_path`` refuses (a ``file://`` URL
-    with a query) is left to the input's read, which refuses it naming the input."""
-    paths = {}
+def _input_paths(inputs: dict[str, str]) -> dict[str, PurePath]:
+    """The place of each input that has one: its resolved local path, or its URL's place (:func:`_url_place`).
+    A location ``local_path`` refuses (a ``file://`` URL with a query) is left to the input's read, which refuses
+    it naming the input."""
+    paths: dict[str, PurePath] = {}
     for name, where in inputs.items():
         try:
             path = _local(where)
         except EngineError:
             continue
-        if path is not None:
-            paths[name] = path.resolve()
+        place = path.resolve() if path is not None else _url_place(where)
+        if place is not None:
+            paths[name] = place
     return paths
+
+
+#: URL schemes that name one namespace: Hadoop's connectors and fsspec spell the same bucket several ways.
+_SAME_STORE = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs", "wasbs": "wasb"}
+
+
+def _url_place(where: str) -> PurePosixPath | None:
+    """Where an object-store URL points, comparable with :func:`_inside` and ``==``; None for a catalog table.
+
+    ``s3://b/x/``, ``s3a://b/x`` and ``s3://b//x`` are one place (no connector keeps an empty key part or tells
+    the schemes apart). A user name stays (``abfss://container@account...`` names the container) and a password
+    goes (it is no part of where, and the place may be shown). The root is ``//``, which a resolved local path
+    never has (POSIX keeps a leading ``//`` apart from ``/``), so a URL's place never equals a local one.
+
+    Example:
+        >>> _url_place("s3a://b/x/") == _url_place("s3://b//x"), _url_place("table:db.t")
+        (True, None)
+    """
+    if not is_url(where):
+        return None
+    parts = urlsplit(where)
+    scheme = parts.scheme.lower()
+    user, at, host = parts.netloc.rpartition("@")
+    host = user.partition(":")[0] + at + host
+    return PurePosixPath("//", _SAME_STORE.get(scheme, scheme), host or "-", *[p for p in parts.path.split("/") if p])
+
+
+def _shown(place: PurePath) -> str:
+    """A place as the user wrote its kind: a local path as it is, a URL's place as ``scheme://host/key``."""
+    if place.parts[0] != "//":
+        return str(place)
+    scheme, host, *keys = place.parts[1:]
+    return f"{scheme}://{host}/" + "/".join(keys)
 
 
 #: Why a Delta overwrite onto an input that is not that same Delta table destroys it.
@@ -198,7 +237,9 @@ _MIXED = (
 )
 
 
-def _input_clash(path: Path, io: IOConfig, inputs: dict[str, Path], formats: dict[str, str | None]) -> str | None:
+def _input_clash(
+    path: PurePath, io: IOConfig, inputs: dict[str, PurePath], formats: dict[str, str | None]
+) -> str | None:
     """Why the output at ``path`` would destroy an input of its own run, else None (``formats``: each input's).
 
     An overwrite may neither replace an input, nor a folder holding one, nor a folder inside one. An append
@@ -215,16 +256,16 @@ def _input_clash(path: Path, io: IOConfig, inputs: dict[str, Path], formats: dic
             continue  # the same Delta table: the version read stays in its history
         if source != path and _inside(source, path):
             if delta:
-                why = f"holds the location of input {name!r} ({source}), which its Delta overwrite would spoil: "
-                return why + _MIXED
-            return f"holds the location of input {name!r} ({source}), which its overwrite would delete"
+                why = f"holds the location of input {name!r} ({_shown(source)}), which its Delta overwrite would "
+                return why + "spoil: " + _MIXED
+            return f"holds the location of input {name!r} ({_shown(source)}), which its overwrite would delete"
         if source == path:
             if delta:
                 fmt = formats.get(name)
                 return f"is the location of input {name!r} ({fmt}), which its Delta overwrite would spoil: " + _MIXED
             return f"is the location of input {name!r}, which its overwrite would delete (mode: append adds to it)"
         if source != path and _inside(path, source):
-            return f"is inside the location of input {name!r} ({source}), whose data its overwrite would delete"
+            return f"is inside the location of input {name!r} ({_shown(source)}), whose data its overwrite would delete"
     return None
 
 
@@ -337,7 +378,7 @@ def _is_visible_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _inside(path: Path, folder: Path) -> bool:
+def _inside(path: PurePath, folder: PurePath) -> bool:
     return path == folder or folder in path.parents
 
 
