@@ -9,7 +9,7 @@
 - a missing s3 input or bucket was reported as the path alone.
 
 Expected values come from the files' own text (Python's csv and datetime), or from the same values written
-another way (timestamp[us] parquet for INT96).
+another way (timestamp[us, UTC] parquet for INT96, an instant as Spark reads it).
 
 Run these on the Databricks 14.3 stack too (pyarrow 14): ``.venv-dbr-14.3/bin/python -m pytest <this file>``.
 """
@@ -133,9 +133,15 @@ INSTANTS = [
 ]
 
 
+#: An INT96 timestamp is an instant (UTC-based), read as Spark reads it: ``timestamp``, in UTC.
+UTC_INSTANTS = [t.replace(tzinfo=dt.timezone.utc) for t in INSTANTS]
+
+
 def _write(folder: Path, *, int96: bool) -> None:
+    """INT96 as Spark writes it (the wall clock of UTC), else the same instants as plain UTC microseconds."""
     folder.mkdir()
-    table = pa.table({"id": list(range(len(INSTANTS))), "t": pa.array(INSTANTS, pa.timestamp("us"))})
+    kind = pa.timestamp("us") if int96 else pa.timestamp("us", "UTC")
+    table = pa.table({"id": list(range(len(INSTANTS))), "t": pa.array(INSTANTS, kind)})
     pq.write_table(table, folder / "part-0.parquet", use_deprecated_int96_timestamps=int96)
 
 
@@ -146,7 +152,7 @@ def test_int96_timestamps_of_any_year_keep_their_value(tmp_path: Path) -> None:
     stored = pq.ParquetFile(tmp_path / "int96" / "part-0.parquet").schema
     assert stored.column(1).physical_type == "INT96"
     got = _read(tmp_path / "int96", "parquet")
-    assert got.column("t").to_pylist() == INSTANTS
+    assert got.column("t").to_pylist() == UTC_INSTANTS
     same = _read(tmp_path / "micros", "parquet")
     engine = PandasEngine()
     assert engine.hash(engine.native(got)).data_hash == engine.hash(engine.native(same)).data_hash
@@ -161,7 +167,7 @@ def test_int96_timestamps_read_from_a_url_keep_their_value(s3, tmp_path: Path) -
     for options in (s3.options, None):  # fsspec's filesystem, and pyarrow's own (the environment's endpoint)
         source = IOConfig("i", format="parquet", path=f"{bucket}/i", storage_options=options)
         frame = PandasEngine().read(source, tmp_path)
-        assert pa.Table.from_pandas(frame, preserve_index=False).column("t").to_pylist() == INSTANTS, options
+        assert pa.Table.from_pandas(frame, preserve_index=False).column("t").to_pylist() == UTC_INSTANTS, options
 
 
 # -- 3. a json folder read without pyarrow's dataset scan ----------------------------------------------------------

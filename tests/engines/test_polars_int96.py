@@ -2,7 +2,8 @@
 polars reads them in nanoseconds and clamped a value past 2262 or before 1677 (a 9999-12-31 end date, 0001-01-01)
 to 2262-04-11 23:47:16.854775807 without a word: the run went on with another instant. Each file here is written
 as Spark writes one (INT96, no Arrow schema in its footer) and read by the polars engine, whose hash must be the
-hash of the same values written as plain microsecond timestamps."""
+hash of the same values written as plain microsecond timestamps in UTC: an INT96 timestamp is an instant, read as
+``timestamp`` (UTC, microseconds) as Spark reads it, not ``timestamp_ntz``."""
 
 from __future__ import annotations
 
@@ -33,13 +34,16 @@ STAMPS = [
 ]
 
 
-def _table() -> pa.Table:
-    stamps = pa.array(STAMPS, pa.timestamp("us"))
+def _table(zone: str | None = None) -> pa.Table:
+    """The rows, as INT96 holds them (no zone) or as Spark reads INT96 back (``zone="UTC"``)."""
+    stamps = pa.array(STAMPS, pa.timestamp("us")).cast(pa.timestamp("us", zone))
     return pa.table({
         "id": list(range(len(STAMPS))),
         "t": stamps,
         "s": pa.StructArray.from_arrays([stamps], ["u"]),
-        "l": pa.array([[x, None] for x in STAMPS], pa.list_(pa.timestamp("us"))),
+        "l": pa.array([[x, None] for x in STAMPS], pa.list_(pa.timestamp("us"))).cast(
+            pa.list_(pa.timestamp("us", zone))
+        ),
     })  # fmt: skip
 
 
@@ -62,7 +66,7 @@ def test_int96_timestamps_past_2262_keep_their_instant(tmp_path: Path) -> None:
     (tmp_path / "int96").mkdir()
     (tmp_path / "micros").mkdir()
     _write(tmp_path / "int96" / "part-0.parquet", _table(), int96=True)
-    _write(tmp_path / "micros" / "part-0.parquet", _table(), int96=False)
+    _write(tmp_path / "micros" / "part-0.parquet", _table("UTC"), int96=False)
     assert pq.ParquetFile(tmp_path / "int96" / "part-0.parquet").schema.column(1).physical_type == "INT96"
     got = _polars_hash(tmp_path / "int96", tmp_path)
     want = _polars_hash(tmp_path / "micros", tmp_path)
@@ -74,11 +78,12 @@ def test_int96_in_partition_folders_and_beside_a_map(tmp_path: Path) -> None:
     for name, int96 in (("int96", True), ("micros", False)):
         for day in ("a", "b"):
             (tmp_path / name / f"day={day}").mkdir(parents=True)
-            _write(tmp_path / name / f"day={day}" / "part-0.parquet", _table(), int96=int96)
+            _write(tmp_path / name / f"day={day}" / "part-0.parquet", _table(None if int96 else "UTC"), int96=int96)
     assert _polars_hash(tmp_path / "int96", tmp_path) == _polars_hash(tmp_path / "micros", tmp_path)
-    with_map = _table().append_column("m", pa.array([[("k", 1)]] * len(STAMPS), pa.map_(pa.string(), pa.int64())))
+    entries = pa.array([[("k", 1)]] * len(STAMPS), pa.map_(pa.string(), pa.int64()))
     for name, int96 in (("m96", True), ("mus", False)):
         (tmp_path / name).mkdir()
+        with_map = _table(None if int96 else "UTC").append_column("m", entries)
         _write(tmp_path / name / "part-0.parquet", with_map, int96=int96)
     assert _polars_hash(tmp_path / "m96", tmp_path) == _polars_hash(tmp_path / "mus", tmp_path)
 
@@ -87,7 +92,6 @@ def test_int96_at_a_url_written_by_spark(s3_server, tmp_path: Path) -> None:
     # A URL's files are polars' to list: which columns are INT96 comes from Spark's schema in the file's metadata.
     import s3fs
 
-    table = _table().select(["id", "t", "s"])
     spark = {"type": "struct", "fields": [
         {"name": "id", "type": "long", "nullable": True, "metadata": {}},
         {"name": "t", "type": "timestamp", "nullable": True, "metadata": {}},
@@ -98,6 +102,7 @@ def test_int96_at_a_url_written_by_spark(s3_server, tmp_path: Path) -> None:
     fs = s3fs.S3FileSystem(**s3_server.options)
     for name, int96 in (("int96", True), ("micros", False)):
         buffer = io.BytesIO()
+        table = _table(None if int96 else "UTC").select(["id", "t", "s"])
         _write(buffer, table, int96=int96, spark_schema=spark)
         fs.pipe(f"{bucket[len('s3://') :]}/{name}/part-0.parquet", buffer.getvalue())
     key, secret = s3_server.options["key"], s3_server.options["secret"]

@@ -59,15 +59,80 @@ def pandas_table(frame: pd.DataFrame, *, strict: bool = False) -> pa.Table:
 
     Raises:
         EngineError: with ``strict``, naming the column rows-v1 refuses and why, when pyarrow's conversion of it
-            would be hashed.
+            would be hashed; either way, naming the columns when two have one name once made text (``0`` and
+            ``'0'``), or the column, its dtype and value when pyarrow cannot convert it (2**70 in an object column).
     """
     try:
         return to_arrow(frame)
     except HashError as exc:
-        converted = pa.Table.from_pandas(frame, preserve_index=False)
+        _refuse_name_clashes(frame)
+        converted = _pyarrow_table(frame)
         if strict and _hashable_types(converted.schema):
             raise EngineError(f"from_pandas: {exc}") from None
         return converted
+
+
+def _refuse_name_clashes(frame: pd.DataFrame) -> None:
+    """Raise EngineError naming the two columns of ``frame`` whose names are one text. pandas tells the column
+    ``0`` from ``'0'``; Arrow and every file format name a column by its text, so one hid the other (json kept one)
+    or the file held one name twice (parquet, csv), which no engine reads back."""
+    seen: dict[str, object] = {}
+    for name in frame.columns:
+        text = str(name)
+        if text not in seen:
+            seen[text] = name
+            continue
+        first = seen[text]
+        if type(first) is type(name) and first == name:
+            msg = f"the frame has two columns named {name!r}"
+        else:
+            msg = f"the frame's columns {first!r} ({type(first).__name__}) and {name!r} ({type(name).__name__}) are "
+            msg += f"both named {text!r} once made text"
+        msg += " (as Arrow and every file format name columns): one would hide the other, or the file would hold "
+        msg += "the name twice and read back nowhere; nothing was written. Rename one (df.columns.map(str) shows them)"
+        raise _Unwritable(msg)
+
+
+class _Unwritable(EngineError):
+    """A pandas frame pyarrow cannot convert as it is (:func:`pandas_table`); a write names its output in front."""
+
+
+#: What pyarrow raises converting pandas values it cannot hold (an int beyond 64 bits, Decimal('Infinity')...).
+_CONVERSION_ERRORS = (pa.ArrowException, TypeError, ValueError, OverflowError)
+
+
+def _pyarrow_table(frame: pd.DataFrame) -> pa.Table:
+    """``frame`` as pyarrow converts it; where it cannot, an EngineError naming the column, its dtype and the first
+    value pyarrow refuses. pyarrow's own message named neither ("OverflowError: Python int too large to convert to
+    C long" for 2**70 in an object column; "'str' object cannot be interpreted as an integer" for
+    Decimal('Infinity'))."""
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except _CONVERSION_ERRORS as exc:
+        for i, name in enumerate(frame.columns):
+            try:
+                pa.Table.from_pandas(frame.iloc[:, [i]], preserve_index=False)
+            except _CONVERSION_ERRORS as one:
+                column = frame.iloc[:, i]
+                first = (str(one).strip().splitlines() or [""])[0]
+                msg = f"column {name!r} of dtype {column.dtype} cannot be converted to Arrow to be written"
+                msg += f"{_refused_value(column)}: {type(one).__name__}: {first}"
+                raise _Unwritable(msg) from exc
+        raise
+
+
+def _refused_value(column: pd.Series) -> str:
+    """Words naming the first value of an object ``column`` pyarrow refuses on its own, else ``""`` (a value
+    refused only beside others: mixed kinds)."""
+    if column.dtype != object:
+        return ""
+    for row, value in enumerate(column):
+        try:
+            pa.array([value], from_pandas=True)
+        except _CONVERSION_ERRORS:
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            return f" (row {row} holds {shown}, a {type(value).__name__})"
+    return ""
 
 
 def _hashable_types(schema: pa.Schema) -> bool:
@@ -390,7 +455,7 @@ class LocalEngine(ABC, Generic[FrameT]):
         path = location(io, base_dir)
         hook = CommitHook(before_commit)
         try:
-            table = self._delta_arrow(frame) if io.format == "delta" else self._arrow(frame, rows=False)
+            table = self._converted(frame, io, path)
             refuse_columns(io, table.schema)  # before anything is written
             if not table.schema.names:
                 self._refuse_rows_without_columns(frame, io)
@@ -420,6 +485,14 @@ class LocalEngine(ABC, Generic[FrameT]):
                 raise
             raise error from exc
         return None
+
+    def _converted(self, frame: FrameT, io: IOConfig, path: str) -> pa.Table:
+        """``frame`` as the Arrow table written to ``io`` at ``path``; a pandas frame pyarrow cannot convert (a
+        column it refuses, two columns of one name) is refused naming the output too, before anything is written."""
+        try:
+            return self._delta_arrow(frame) if io.format == "delta" else self._arrow(frame, rows=False)
+        except _Unwritable as exc:
+            raise EngineError(f"output {io.name!r}: cannot write {io.format} to {path}: {exc}") from exc
 
     def _refuse_rows_without_columns(self, frame: FrameT, io: IOConfig) -> None:
         """rows-v1 counts rows that have no columns (section 11), but no file format keeps them: parquet, csv,

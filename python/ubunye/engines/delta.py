@@ -14,9 +14,12 @@ stream's end hands over to the calling thread, which runs the hook and then lets
 deltalake stores some values otherwise than the frame holds them, silently: it casts the rows to an existing
 table's types (on overwrite too: 2.7 into an int64 column is 2), keeps timestamps in microseconds (nanoseconds are
 dropped), stores an empty partition value as null (the Delta protocol's rule) and a time-zone-aware timestamp
-partition value as a local time without its zone (which Spark reads in its session's zone: another instant). The
-record holds the hash of the frame, so :func:`refuse_unfaithful` refuses each of these before anything is written,
-and a write into a CHAR(n) column (Spark reads it padded); casts that keep every value and its rows-v1 type
+partition value as a local time without its zone (which Spark reads in its session's zone: another instant), a
+binary partition value as the text of its escapes, and partition folders polars' reader reads otherwise than the log
+('=' or '/' in a partition column's name, the value ``__HIVE_DEFAULT_PARTITION__``); partitions by a nested or (on a
+new table) null-typed column fail in deltalake, a struct after committing a table no engine reads. The record
+holds the hash of the frame, so :func:`refuse_unfaithful` refuses each of these before anything is written, and a
+write into a CHAR(n) column (Spark reads it padded); casts that keep every value and its rows-v1 type
 (large_string as string, a time zone as UTC, whole microseconds) are left to deltalake.
 
 Example:
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -104,12 +108,23 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
         Traceback (most recent call last):
         RuntimeError: no
     """
-    from deltalake import CommitProperties, write_deltalake
-
     from ubunye.hashing.delta_files import check_deltalake_path
 
     check_deltalake_path(path, f"output {io.name!r}", write=True)
     refuse_unfaithful(table, io, path)
+    fresh = _new_local_folder(path)
+    try:
+        return _write(table, io, path, hook)
+    except BaseException:
+        if fresh is not None:
+            _remove_uncommitted(fresh, io)
+        raise
+
+
+def _write(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], None]) -> int | None:
+    """:func:`write_delta` once its checks passed."""
+    from deltalake import CommitProperties, write_deltalake
+
     handoff, failure = _Handoff(), []
     mark = uuid.uuid4().hex
 
@@ -156,6 +171,31 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
     return committed_version(path, io, mark)
 
 
+def _new_local_folder(path: str) -> Path | None:
+    """The local folder of ``path`` when nothing is there yet (a first write), else None: what a failed first
+    write may remove (:func:`_remove_uncommitted`). None for object stores, where nothing is removed."""
+    from ubunye.engines.paths import local_path
+
+    folder = local_path(path)
+    return None if folder is None or os.path.lexists(folder) else folder
+
+
+def _remove_uncommitted(folder: Path, io: IOConfig) -> None:
+    """Remove what a failed first write left at ``folder`` when no commit was made: deltalake leaves the folder it
+    created (and the data files of an aborted write) behind, which later reads would take for a table ("No files
+    in log segment"), and the next write for an existing one. A folder holding anything in ``_delta_log`` is kept:
+    a commit, or a writer other than this one (the output's lock keeps out other ubunye runs only)."""
+    import shutil
+
+    log_dir = folder / "_delta_log"
+    try:
+        if not folder.is_dir() or (log_dir.is_dir() and any(log_dir.iterdir())) or log_dir.is_file():
+            return
+        shutil.rmtree(folder)
+    except OSError as exc:  # the write's own failure is what the run reports
+        log.warning("output %r: could not remove %s, left by the failed first write: %s", io.name, folder, exc)
+
+
 def committed_version(path: str, io: IOConfig, mark: str) -> int | None:
     """The version of the Delta table at ``path`` whose commit carries ``mark`` (:data:`COMMIT_MARK`), looked for
     among the newest commits first, then the whole history; None when no commit has it or the log does not read.
@@ -197,10 +237,13 @@ def refuse_unfaithful(table: pa.Table, io: IOConfig, path: str) -> None:
 
     Example:
         >>> from ubunye.config import IOConfig
-        >>> refuse_unfaithful(pa.table({"p": ["", "x"]}), IOConfig("o", format="delta", partition_by=["p"]), "/d/o")
+        >>> frame = pa.table({"p": ["", "x"], "v": [1, 2]})
+        >>> refuse_unfaithful(frame, IOConfig("o", format="delta", partition_by=["p"]), "/d/o")
         Traceback (most recent call last):
         ubunye.exceptions.EngineError: output 'o': partition column 'p' holds the empty string, which Delta stores ...
     """
+    _refuse_partition_columns(table, io)
+    _refuse_partition_types(table, io)
     _refuse_empty_partition_values(table, io)
     _refuse_negative_decimal_partitions(table, io)
     _refuse_timestamp_partitions(table, io)
@@ -208,6 +251,79 @@ def refuse_unfaithful(table: pa.Table, io: IOConfig, path: str) -> None:
     existing = _existing_schema(io, path)
     if existing is not None:
         _refuse_casts(table, existing, io, path)
+    else:
+        _refuse_untyped_partitions(table, io)
+
+
+def _refuse_partition_columns(table: pa.Table, io: IOConfig) -> None:
+    """deltalake names a partition's folder ``name=value`` with the column's name as it is: a name holding '='
+    (folder ``k=v=x``) or '/' (a folder inside another) is read back from the folder names by polars as other
+    values (null) or not at all, while the log holds the values written: two hashes for one table. And Delta needs
+    a column outside the partitions: deltalake fails on a frame of partition columns only, naming none."""
+    for column in io.partition_by:
+        bad = next((c for c in "=/" if c in column), None)
+        if bad is not None:
+            msg = f"output {io.name!r}: partition column {column!r} has {bad!r} in its name, and Delta names a "
+            msg += "partition's folder name=value with it, which readers taking partition values from folder "
+            msg += "names (polars' Delta reader) read as other values than the log holds; nothing was written. "
+            msg += "Rename the column in the task, or leave it out of partition_by"
+            raise EngineError(msg)
+    if table.schema.names and set(table.schema.names) <= set(io.partition_by):
+        msg = f"output {io.name!r}: partition_by names every column of the frame ({', '.join(table.schema.names)}), "
+        msg += "and a Delta table needs a column outside its partitions (its data files hold those); nothing was "
+        msg += "written. Leave a column out of partition_by"
+        raise EngineError(msg)
+
+
+def _partition_kind(dtype: pa.DataType) -> str | None:
+    """``binary`` or ``nested`` (struct, list, map, union, whatever Arrow's variant; a dictionary's values
+    count): what no Delta partition value holds as it is, else None."""
+    if pa.types.is_dictionary(dtype):
+        dtype = dtype.value_type
+    t = pa.types
+    binary_view = getattr(t, "is_binary_view", None)  # newer pyarrow only (polars writes views)
+    if t.is_binary(dtype) or t.is_large_binary(dtype) or t.is_fixed_size_binary(dtype):
+        return "binary"
+    if binary_view is not None and binary_view(dtype):
+        return "binary"
+    return "nested" if t.is_nested(dtype) else None
+
+
+def _refuse_partition_types(table: pa.Table, io: IOConfig) -> None:
+    """A binary partition value is written by deltalake as the text of its escapes (b"ab" as "\\u0061\\u0062"),
+    read back as other bytes (pandas) or not at all (polars); a struct is committed as the text "{x: 1}" before
+    deltalake fails on it, leaving a table no engine reads; a list or map fails deltalake, naming no column.
+    Refused, named, before anything is written."""
+    for column in io.partition_by:
+        dtype = table.column(column).type
+        kind = _partition_kind(dtype)
+        if kind is None:
+            continue
+        msg = f"output {io.name!r}: partition column {column!r} is {type_text(dtype, column)}, and a Delta "
+        if kind == "binary":
+            msg += "partition value of bytes is written as the text of its escapes (b'ab' as '\\u0061\\u0062'), "
+            msg += "which reads back as other bytes or not at all"
+        else:
+            msg += "partition value is one scalar, which this type has not (deltalake would fail on it, or "
+            msg += "commit a table no engine reads)"
+        msg += "; nothing was written. Partition by a scalar column (e.g. a string made from this one), or leave "
+        msg += "it out of partition_by"
+        raise EngineError(msg)
+
+
+def _refuse_untyped_partitions(table: pa.Table, io: IOConfig) -> None:
+    """A null-typed partition column (every value null, no type: pandas' all-None column, polars' Null) has no
+    Delta type to create a table with: deltalake fails on it naming no column. Into an existing table it takes the
+    table's type and is written (as the Delta null partition), so only a new table's write is refused."""
+    for column in io.partition_by:
+        dtype = table.column(column).type
+        if pa.types.is_dictionary(dtype):
+            dtype = dtype.value_type
+        if pa.types.is_null(dtype):
+            msg = f"output {io.name!r}: partition column {column!r} has no type (null: every value is null), and "
+            msg += "a new Delta table needs one for each partition column; nothing was written. Cast the column "
+            msg += "in the task (e.g. to a string), or leave it out of partition_by"
+            raise EngineError(msg)
 
 
 def _refuse_timestamp_partitions(table: pa.Table, io: IOConfig) -> None:
@@ -226,22 +342,33 @@ def _refuse_timestamp_partitions(table: pa.Table, io: IOConfig) -> None:
 
 
 def _refuse_empty_partition_values(table: pa.Table, io: IOConfig) -> None:
-    """The Delta protocol writes an empty partition value as null: '' would read back as null."""
+    """The Delta protocol writes an empty partition value as null: '' would read back as null. And the text
+    ``__HIVE_DEFAULT_PARTITION__`` (the folder name of a null partition) is kept in the log as text but read as
+    null by readers taking partition values from folder names (polars); Spark stores it as null (the Spark
+    engine refuses it too). Binary partition columns are refused before (:func:`_refuse_partition_types`)."""
     import pyarrow.compute as pc
 
     for column in io.partition_by:
         values = table.column(column)  # refuse_columns checked it is in the frame
-        kind = type_text(values.type, column)
-        if kind not in ("string", "binary"):
+        if type_text(values.type, column) != "string":
             continue
-        empty = "" if kind == "string" else b""
-        wide = values.cast(pa.large_string() if kind == "string" else pa.large_binary())  # views and dictionaries
-        if pc.any(pc.equal(wide, empty)).as_py():
-            msg = f"output {io.name!r}: partition column {column!r} holds the empty {kind}, which Delta stores as "
+        wide = values.cast(pa.large_string())  # views and dictionaries
+        if pc.any(pc.equal(wide, "")).as_py():
+            msg = f"output {io.name!r}: partition column {column!r} holds the empty string, which Delta stores as "
             msg += "null (an empty partition value is null in the Delta protocol), so it would read back as null "
             msg += "and the record's hash would not be the data's; nothing was written. Replace it in the task "
             msg += "(e.g. with null, or a placeholder), or partition by another column"
             raise EngineError(msg)
+        if pc.any(pc.equal(wide, _HIVE_NULL)).as_py():
+            msg = f"output {io.name!r}: partition column {column!r} holds the text {_HIVE_NULL!r}, the folder name "
+            msg += "of a null partition, which polars' Delta reader reads back as null (Spark stores it as null), "
+            msg += "so the data would not be the frame the record hashes; nothing was written. Replace it in the "
+            msg += "task (e.g. with null, or another placeholder), or partition by another column"
+            raise EngineError(msg)
+
+
+#: The folder name Delta and Hive give a null partition value (``name=__HIVE_DEFAULT_PARTITION__``).
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _refuse_negative_decimal_partitions(table: pa.Table, io: IOConfig) -> None:

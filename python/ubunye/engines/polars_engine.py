@@ -17,7 +17,7 @@ import datetime as dt
 import functools
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,6 +143,34 @@ def _delta_schema_json(io: IOConfig, path: str) -> str | None:
         return None
 
 
+#: A partition value polars reads from a folder name as null (Hive's name for a null), where the log holds the text.
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def _partitions_polars_misreads(io: IOConfig, path: str) -> bool:
+    """Whether polars' Delta reader would read the partition values of the table at ``path`` otherwise than its
+    log holds them: it takes them from the folder names, so a partition column whose name holds ``=`` or ``/``
+    (read as null, or refused) or a value that is the text ``__HIVE_DEFAULT_PARTITION__`` (read as null) differs.
+    Such tables (written by other tools; ubunye refuses to write them) are read through deltalake's own reader.
+    False where deltalake cannot open the table (polars' own reader then says why)."""
+    try:
+        table = open_table(io, path)
+        columns = list(table.metadata().partition_columns)
+        if not columns:
+            return False
+        if any("=" in c or "/" in c for c in columns):
+            return True
+        actions = pa.table(table.get_add_actions(flatten=True))
+    except Exception:
+        return False
+    for column in columns:
+        name = f"partition.{column}"
+        if name in actions.column_names and pa.types.is_string(actions.column(name).type):
+            if _HIVE_NULL in actions.column(name).to_pylist():
+                return True
+    return False
+
+
 def _folder_url(url: str) -> str:
     """``url`` as polars reads a folder: with a trailing slash when its last part names no file (no extension, no
     pattern). polars takes ``s3://b/orders`` for one object and fails ("not found") where Spark and the pandas
@@ -199,83 +227,237 @@ def _arrow_schema_of(metadata: dict[str, str]) -> pa.Schema:
     return date32_table(arrow.empty_table()).schema.with_metadata(schema.metadata)
 
 
-def _naive_nanoseconds(dtype: PolarsDataType) -> bool:
-    """Whether ``dtype`` holds a nanosecond datetime without a zone at any depth: how polars reads INT96."""
-    if isinstance(dtype, pl.Datetime):
-        return dtype.time_unit == "ns" and dtype.time_zone is None
-    if isinstance(dtype, (pl.List, pl.Array)):
-        return _naive_nanoseconds(dtype.inner)
-    if isinstance(dtype, pl.Struct):
-        return any(_naive_nanoseconds(f.dtype) for f in dtype.fields)
-    return False
+#: How an INT96 timestamp (Spark's default ``outputTimestampType``, Hive's and Impala's) is read on every engine:
+#: an instant in microseconds, as Spark reads it (``timestamp``, not ``timestamp_ntz``), whatever else the footer
+#: says (pyarrow's ``ARROW:schema`` may say nanoseconds without a zone).
+_INSTANT = pl.Datetime("us", "UTC")
+
+#: What a read with a schema of :data:`_INSTANT` for INT96 needs from polars: a file whose ``ARROW:schema`` says
+#: nanoseconds (pyarrow's and pandas' default) is otherwise refused ("incoming: Datetime('ns') != target").
+_INT96_CAST = pl.ScanCastOptions(datetime_cast=["nanosecond-downcast", "convert-timezone"])
 
 
-def _micros_where_arrow(dtype: PolarsDataType, coerced: pa.DataType) -> PolarsDataType:
-    """``dtype`` with each nanosecond datetime microseconds where ``coerced`` (the file's type as pyarrow reads it
-    with INT96 in microseconds) has microseconds: there the file holds INT96."""
-    if isinstance(dtype, pl.Datetime) and pa.types.is_timestamp(coerced):
-        return pl.Datetime("us", dtype.time_zone) if dtype.time_unit == "ns" and coerced.unit == "us" else dtype
-    if isinstance(dtype, pl.List) and (pa.types.is_list(coerced) or pa.types.is_large_list(coerced)):
-        return pl.List(_micros_where_arrow(dtype.inner, coerced.value_type))
-    if isinstance(dtype, pl.Array) and pa.types.is_fixed_size_list(coerced):
-        return pl.Array(_micros_where_arrow(dtype.inner, coerced.value_type), dtype.size)
-    if isinstance(dtype, pl.Struct) and pa.types.is_struct(coerced):
-        inner = {f.name: f.type for f in coerced}
-        fields = [pl.Field(f.name, _micros_where_arrow(f.dtype, inner[f.name])) if f.name in inner else f
+def _instants_where_int96(dtype: PolarsDataType, as_us: pa.DataType, as_ms: pa.DataType) -> PolarsDataType:
+    """``dtype`` (a column as polars reads it) with each INT96 timestamp in it :data:`_INSTANT`. ``as_us`` and
+    ``as_ms`` are the column's type as pyarrow reads it with ``coerce_int96_timestamp_unit`` us and ms: only an
+    INT96 timestamp's unit follows that option, so a timestamp whose units differ there is INT96.
+
+    Example:
+        >>> us, ms = pa.list_(pa.timestamp("us")), pa.list_(pa.timestamp("ms"))
+        >>> _instants_where_int96(pl.List(pl.Datetime("ns")), us, ms)
+        List(Datetime(time_unit='us', time_zone='UTC'))
+    """
+    if isinstance(dtype, pl.Datetime) and pa.types.is_timestamp(as_us) and pa.types.is_timestamp(as_ms):
+        return _INSTANT if as_us.unit != as_ms.unit else dtype
+    nested = pa.types.is_list(as_us) or pa.types.is_large_list(as_us) or pa.types.is_fixed_size_list(as_us)
+    if isinstance(dtype, (pl.List, pl.Array)) and nested and as_ms.num_fields == 1:
+        inner = _instants_where_int96(dtype.inner, as_us.value_type, as_ms.value_type)
+        return pl.List(inner) if isinstance(dtype, pl.List) else pl.Array(inner, dtype.size)
+    if isinstance(dtype, pl.Struct) and pa.types.is_struct(as_us) and pa.types.is_struct(as_ms):
+        us, ms = {f.name: f.type for f in as_us}, {f.name: f.type for f in as_ms}
+        fields = [pl.Field(f.name, _instants_where_int96(f.dtype, us[f.name], ms[f.name])) if f.name in us else f
                   for f in dtype.fields]  # fmt: skip
         return pl.Struct(fields)
     return dtype
 
 
-def _micros_where_spark(dtype: PolarsDataType, declared: object) -> PolarsDataType:
-    """``dtype`` with each nanosecond datetime without a zone microseconds where Spark's schema declares a
-    ``timestamp``: Spark writes those as INT96 or in microseconds with a zone, so a zoneless nanosecond one is INT96."""
+def _instants_where_spark(dtype: PolarsDataType, declared: object) -> PolarsDataType:
+    """``dtype`` with each nanosecond datetime without a zone :data:`_INSTANT` where Spark's schema declares a
+    ``timestamp``: Spark writes those as INT96 or in microseconds with a zone, so a zoneless nanosecond one is
+    INT96 (a URL's files: their footers are not opened here)."""
     if isinstance(dtype, pl.Datetime):
         naive = dtype.time_unit == "ns" and dtype.time_zone is None
-        return pl.Datetime("us") if naive and declared == "timestamp" else dtype
+        return _INSTANT if naive and declared == "timestamp" else dtype
     if not isinstance(declared, dict):
         return dtype
     if isinstance(dtype, pl.List) and declared.get("type") == "array":
-        return pl.List(_micros_where_spark(dtype.inner, declared.get("elementType")))
+        return pl.List(_instants_where_spark(dtype.inner, declared.get("elementType")))
     if isinstance(dtype, pl.Struct) and declared.get("type") == "struct":
         inner = {f.get("name"): f.get("type") for f in declared.get("fields") or [] if isinstance(f, dict)}
-        return pl.Struct([pl.Field(f.name, _micros_where_spark(f.dtype, inner.get(f.name))) for f in dtype.fields])
+        return pl.Struct([pl.Field(f.name, _instants_where_spark(f.dtype, inner.get(f.name))) for f in dtype.fields])
     return dtype
 
 
-def _int96_schema(read: pl.Schema, files: list[Path] | None, arrow: pa.Schema) -> dict[str, PolarsDataType] | None:
-    """The schema to read a parquet input's files with (their own columns, not partition folders') so that polars
-    reads their INT96 timestamps in microseconds, keeping each instant; None when they hold none.
+def _spark_int96_schema(read: pl.Schema, arrow: pa.Schema) -> dict[str, PolarsDataType] | None:
+    """The schema to read a URL's parquet files with so that their INT96 timestamps are instants in microseconds
+    (as Spark reads them; polars alone reads them in nanoseconds without a zone, and clamps a value past 2262):
+    which columns are INT96 comes from Spark's schema in the first file's metadata (``arrow``, as
+    :func:`_first_parquet_schema` gives it); None when no column changes. INT96 files of other writers at a URL
+    are read as polars reads them (their footers' physical types are not looked at there)."""
+    import json
 
-    polars reads INT96 (Spark's default ``outputTimestampType``, Hive's and Impala's) in nanoseconds and clamps
-    a value past 2262-04-11 or before 1677-09-21 (a 9999-12-31 end date, 0001-01-01) to 2262-04-11
-    23:47:16.854775807 without a word; handed microseconds it reads them whole, as Spark and pyarrow's
-    ``coerce_int96_timestamp_unit="us"`` do. Which columns are INT96: a listed file's footer says (``files``);
-    for a URL, Spark's schema in the file's metadata (``arrow``: the first file's, as :func:`_first_parquet_schema`
-    gives it), so a URL's INT96 files of other writers are read as polars reads them.
-    """
-    if not any(_naive_nanoseconds(t) for t in read.values()):
+    declared = (arrow.metadata or {}).get(SPARK_ROW_METADATA)
+    try:
+        spark = json.loads(declared) if declared is not None else None
+    except (ValueError, RecursionError):
+        spark = None
+    fields = spark.get("fields") if isinstance(spark, dict) else None
+    if not isinstance(fields, list):
         return None
-    if files:
+    types = {f.get("name"): f.get("type") for f in fields if isinstance(f, dict)}
+    schema = {n: _instants_where_spark(t, types[n]) for n, t in read.items() if n in types}
+    return schema if any(schema[n] != read[n] for n in schema) else None
+
+
+class _ParquetFile:
+    """One local parquet file of an input, as the polars engine reads it: its own columns (not partition
+    folders') in polars' types with INT96 timestamps :data:`_INSTANT` (``schema``), and which columns hold INT96."""
+
+    def __init__(self, path: Path) -> None:
         import pyarrow.parquet as pq
 
-        coerced = pq.ParquetFile(files[0], coerce_int96_timestamp_unit="us").schema_arrow
-        own = {f.name: f.type for f in coerced}
-        schema = {n: _micros_where_arrow(t, own[n]) for n, t in read.items() if n in own}
-    else:
-        import json
+        self.path = path
+        self.natural = dict(pl.scan_parquet(path, glob=False).collect_schema())
+        metadata = pq.read_metadata(path)
+        self.metadata = metadata
+        self.int96: list[str] = []
+        self.schema: dict[str, PolarsDataType] = dict(self.natural)
+        if not any(c.physical_type == "INT96" for c in metadata.schema):
+            return
+        as_us = pq.ParquetFile(path, metadata=metadata, coerce_int96_timestamp_unit="us").schema_arrow
+        as_ms = pq.ParquetFile(path, metadata=metadata, coerce_int96_timestamp_unit="ms").schema_arrow
+        for name, dtype in self.natural.items():
+            if name in as_us.names and name in as_ms.names:
+                read = _instants_where_int96(dtype, as_us.field(name).type, as_ms.field(name).type)
+                if read != dtype or as_us.field(name).type != as_ms.field(name).type:
+                    self.schema[name] = read
+                    self.int96.append(name)
 
-        declared = (arrow.metadata or {}).get(SPARK_ROW_METADATA)
-        try:
-            spark = json.loads(declared) if declared is not None else None
-        except (ValueError, RecursionError):
-            spark = None
-        fields = spark.get("fields") if isinstance(spark, dict) else None
-        if not isinstance(fields, list):
+    def scan(self) -> pl.LazyFrame:
+        if list(self.schema.items()) == list(self.natural.items()):
+            return pl.scan_parquet(self.path, glob=False)
+        return pl.scan_parquet(self.path, glob=False, schema=self.schema, cast_options=_INT96_CAST)
+
+
+def _finer_unit(a: str, b: str) -> str:
+    return a if ("ms", "us", "ns").index(a) >= ("ms", "us", "ns").index(b) else b
+
+
+def _unified(a: PolarsDataType, b: PolarsDataType) -> PolarsDataType | None:
+    """One polars type holding both ``a`` and ``b`` (two files' types of one column) with every value kept, where
+    rows-v1 hashes them alike (an append the output check accepts: docs/rows-v1.md section 7): timestamps of
+    other zones or units (the finer unit; UTC where the zones differ), Categorical, Enum and String (String),
+    Array and List (List); None where no such type is known (polars' read then says what differs).
+
+    Example:
+        >>> _unified(pl.Datetime("ms", "UTC"), pl.Datetime("ns", "Asia/Tokyo")), _unified(pl.Enum(["a"]), pl.String)
+        (Datetime(time_unit='ns', time_zone='UTC'), String)
+    """
+    if a == b:
+        return a
+    if isinstance(a, pl.Datetime) and isinstance(b, pl.Datetime):
+        if (a.time_zone is None) != (b.time_zone is None):
+            return None  # timestamp and timestamp_ntz: other rows-v1 types
+        zone = a.time_zone if a.time_zone == b.time_zone else "UTC"
+        return pl.Datetime(_finer_unit(a.time_unit, b.time_unit), zone)  # type: ignore[arg-type]
+    text = (pl.String, pl.Categorical, pl.Enum)
+    if (isinstance(a, text) or a in text) and (isinstance(b, text) or b in text):  # an instance, or a bare class
+        return pl.String()
+    if isinstance(a, (pl.List, pl.Array)) and isinstance(b, (pl.List, pl.Array)):
+        inner = _unified(a.inner, b.inner)
+        if inner is None:
             return None
-        types = {f.get("name"): f.get("type") for f in fields if isinstance(f, dict)}
-        schema = {n: _micros_where_spark(t, types[n]) for n, t in read.items() if n in types}
-    return schema if any(schema[n] != read[n] for n in schema) else None
+        if isinstance(a, pl.Array) and isinstance(b, pl.Array) and a.size == b.size:
+            return pl.Array(inner, a.size)
+        return pl.List(inner)
+    if isinstance(a, pl.Struct) and isinstance(b, pl.Struct):
+        if [f.name for f in a.fields] != [f.name for f in b.fields]:
+            return None
+        fields = [(f.name, _unified(f.dtype, g.dtype)) for f, g in zip(a.fields, b.fields, strict=True)]
+        if any(t is None for _, t in fields):
+            return None
+        return pl.Struct([pl.Field(n, t) for n, t in fields if t is not None])
+    return None
+
+
+def _common_schema(files: list[_ParquetFile]) -> dict[str, PolarsDataType] | None:
+    """The schema every file of ``files`` is read into when their schemas differ (in the first file's column
+    order), else None: one scan reads them all."""
+    first = files[0].schema
+    if all(list(f.schema.items()) == list(first.items()) for f in files[1:]):
+        return None
+    target: dict[str, PolarsDataType] = {}
+    for name, dtype in first.items():
+        common: PolarsDataType | None = dtype
+        for f in files[1:]:
+            other = f.schema.get(name)
+            common = None if other is None or common is None else _unified(common, other)
+        if common is None:
+            return None  # not alike after all: polars' own read names the column
+        target[name] = common
+    return target
+
+
+def _refuse_sub_microseconds(io: IOConfig, file: _ParquetFile) -> None:
+    """Raise EngineError naming the input, file and column if an INT96 timestamp of ``file`` has a non-zero
+    sub-microsecond part: INT96 holds nanoseconds, the engines read microseconds (as Spark does), and rows-v1
+    refuses to drop a part of a value (docs/rows-v1.md section 5.3) where the read would truncate it silently.
+
+    The INT96 columns alone are read twice by pyarrow, in nanoseconds and in microseconds: the nanoseconds wrap
+    past 2262 (int64), but their difference from the microseconds times 1000, in int64 too, is the exact
+    sub-microsecond part whatever the year."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if not file.int96:
+        return
+    meta = file.metadata
+    nanos = pq.ParquetFile(file.path, metadata=meta, coerce_int96_timestamp_unit="ns").read(columns=file.int96)
+    micros = pq.ParquetFile(file.path, metadata=meta, coerce_int96_timestamp_unit="us").read(columns=file.int96)
+    for name in file.int96:
+        for ns, us in _timestamp_leaves(nanos.column(name).combine_chunks(), micros.column(name).combine_chunks()):
+            rest = pc.subtract(ns.cast(pa.int64()), pc.multiply(us.cast(pa.int64()), 1000))
+            if pc.any(pc.not_equal(rest, 0)).as_py():
+                msg = f"input {io.name!r}: column {name!r} of {file.path} holds an INT96 timestamp with a non-zero "
+                msg += "sub-microsecond part, which a read in microseconds (as Spark reads INT96) would drop: rows-v1 "
+                msg += "refuses it (docs/rows-v1.md 5.3); store microseconds"
+                raise EngineError(msg)
+
+
+def _timestamp_leaves(ns: pa.Array, us: pa.Array) -> list[tuple[pa.Array, pa.Array]]:
+    """The pairs of timestamp arrays inside ``ns`` and ``us`` (one column read twice) whose units differ: INT96."""
+    t = ns.type
+    if pa.types.is_timestamp(t):
+        return [(ns, us)] if t.unit != us.type.unit else []
+    if pa.types.is_struct(t):
+        return [p for i in range(t.num_fields) for p in _timestamp_leaves(ns.field(i), us.field(i))]
+    if pa.types.is_map(t):
+        return _timestamp_leaves(ns.keys, us.keys) + _timestamp_leaves(ns.items, us.items)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _timestamp_leaves(ns.values, us.values)
+    return []
+
+
+def _instants_arrow(table: pa.Table, file: _ParquetFile) -> pa.Table:
+    """``table`` (read by pyarrow with INT96 in microseconds, without a zone) with the INT96 timestamps of
+    ``file``'s schema in UTC, as Spark reads them."""
+    if not file.int96:
+        return table
+    import pyarrow.parquet as pq
+
+    meta = file.metadata
+    as_ms = pq.ParquetFile(file.path, metadata=meta, coerce_int96_timestamp_unit="ms").schema_arrow
+    fields = [
+        f.with_type(_utc_where_int96(f.type, as_ms.field(f.name).type)) if f.name in file.int96 else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
+
+
+def _utc_where_int96(as_us: pa.DataType, as_ms: pa.DataType) -> pa.DataType:
+    if pa.types.is_timestamp(as_us):
+        return pa.timestamp("us", "UTC") if as_us.unit != as_ms.unit else as_us
+    if pa.types.is_struct(as_us):
+        return pa.struct([f.with_type(_utc_where_int96(f.type, as_ms.field(i).type)) for i, f in enumerate(as_us)])
+    if pa.types.is_map(as_us):
+        key = _utc_where_int96(as_us.key_type, as_ms.key_type)
+        return pa.map_(key, as_us.item_field.with_type(_utc_where_int96(as_us.item_type, as_ms.item_type)))
+    if pa.types.is_list(as_us) or pa.types.is_large_list(as_us) or pa.types.is_fixed_size_list(as_us):
+        field = as_us.value_field.with_type(_utc_where_int96(as_us.value_type, as_ms.value_type))
+        if pa.types.is_fixed_size_list(as_us):
+            return pa.list_(field, as_us.list_size)
+        return pa.large_list(field) if pa.types.is_large_list(as_us) else pa.list_(field)
+    return as_us
 
 
 #: The value polars gives an INT96 timestamp outside 1677-2262 (clamped to i64's largest nanosecond), in each unit
@@ -730,6 +912,30 @@ def _refuse_nul_names(frame: pl.DataFrame) -> None:
             raise EngineError(f"polars cannot write {where}: its name holds a NUL character; rename it")
 
 
+def _object_path(dtype: PolarsDataType, path: str) -> str | None:
+    """The path (``c``, ``c.f``, ``c[]``) of the first polars ``Object`` (Python objects) in ``dtype``, else None."""
+    if isinstance(dtype, pl.Object):
+        return path
+    if isinstance(dtype, (pl.List, pl.Array)):
+        return _object_path(dtype.inner, path + "[]")
+    if isinstance(dtype, pl.Struct):
+        return next((p for f in dtype.fields if (p := _object_path(f.dtype, f"{path}.{f.name}"))), None)
+    return None
+
+
+def _refuse_objects(io: IOConfig, frame: pl.DataFrame) -> None:
+    """Raise EngineError naming the output and column if ``frame`` holds a polars ``Object`` column: Python objects
+    have no type a file holds. Polars exports them to Arrow as 8-byte pointers (a Delta table of memory addresses
+    committed, whose hash no reader can reproduce), and its parquet writer fails ("cannot write 'Object'")."""
+    for name, dtype in frame.schema.items():
+        where = _object_path(dtype, name)
+        if where is not None:
+            field = "" if where == name else f" (field {where!r})"
+            msg = f"output {io.name!r}: column {name!r}{field} has the polars type Object (Python objects), which "
+            msg += f"no {io.format} file holds: cast it to a type such as String or a Struct first; nothing was written"
+            raise EngineError(msg)
+
+
 class PolarsEngine(LocalEngine[pl.DataFrame]):
     """Runs tasks in this process on polars DataFrames (eager; a LazyFrame a transform returns is collected).
 
@@ -762,6 +968,8 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 schema_json = _delta_schema_json(io, path)
                 refuse_spark_only_types(io, schema_json, f"the Delta log at {path}")
                 refuse_char_columns(schema_json, f"input {io.name!r} (Delta at {path})")
+                if _partitions_polars_misreads(io, path):
+                    return _from_arrow(read_table(io, path))  # deltalake's reader takes the values from the log
                 scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)
                 if _map_column(scan.collect_schema()) is not None:
                     return _from_arrow(read_table(io, path))  # deltalake's Arrow keeps every map entry
@@ -818,33 +1026,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 raise EngineError(msg)
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
         if io.format == "parquet":
-            scan = pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob)
-            first, arrow = _first_parquet_schema(files, source, storage, glob)
-            if arrow is not None:  # alike (check_alike): the first file's schema is every file's
-                refuse_spark_only_types(io, (arrow.metadata or {}).get(SPARK_ROW_METADATA), first)
-                zone = zone_polars_refuses(arrow)
-                if zone is not None:  # said before polars panics on it
-                    raise EngineError(f"input {io.name!r}: polars cannot read {first}: {zone}")
-                micros = _int96_schema(scan.collect_schema(), files, arrow)
-                if micros is not None:
-                    scan = pl.scan_parquet(
-                        source, storage_options=storage, hive_partitioning=hive, glob=glob, schema=micros
-                    )
-                scan = _dates_as_dates(scan, arrow)
-            schema = scan.collect_schema()
-            column = _map_column(schema)
-            if column is None:
-                return scan.collect()
-            if files is None or hive:
-                msg = f"input {io.name!r}: column {column!r} is a map, and polars' parquet reader keeps one entry "
-                msg += "per key (a duplicate key's entries, which rows-v1 counts, would be dropped silently); the "
-                msg += "polars engine reads maps through pyarrow, for listed files without partition folders only: "
-                msg += "use the pandas engine for this input"
-                raise EngineError(msg)
-            import pyarrow.dataset as pds
-
-            int96 = pds.ParquetFileFormat(read_options=parquet_read_options())
-            return _from_arrow(pds.dataset([str(f) for f in files], format=int96).to_table())
+            return self._read_parquet(io, source, files, hive, storage)
         if io.format == "csv":
             frame = _refuse_wide_integers(
                 io,
@@ -860,6 +1042,74 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             _check_json_keys(io, files)
         return _refuse_wide_integers(io, path, pl.scan_ndjson(source, **_WHOLE, storage_options=storage).collect())
 
+    def _read_parquet(
+        self,
+        io: IOConfig,
+        source: str | list[str],
+        files: list[Path] | None,
+        hive: bool | None,
+        storage: dict[str, Any] | None,
+    ) -> pl.DataFrame:
+        glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
+        scan = pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob)
+        first, arrow = _first_parquet_schema(files, source, storage, glob)
+        local: list[_ParquetFile] = []
+
+        def scan_as(schema: dict[str, PolarsDataType]) -> pl.LazyFrame:
+            return pl.scan_parquet(
+                source, storage_options=storage, hive_partitioning=hive, glob=glob, schema=schema,
+                cast_options=_INT96_CAST,
+            )  # fmt: skip
+
+        if arrow is not None:  # alike (check_alike) up to types rows-v1 hashes alike: the first file's schema
+            refuse_spark_only_types(io, (arrow.metadata or {}).get(SPARK_ROW_METADATA), first)
+            zone = zone_polars_refuses(arrow)
+            if zone is not None:  # said before polars panics on it
+                raise EngineError(f"input {io.name!r}: polars cannot read {first}: {zone}")
+            local = [_ParquetFile(f) for f in files or []]
+            for file in local:
+                _refuse_sub_microseconds(io, file)
+            common = _common_schema(local) if local else None
+            if common is not None:  # files of other zones, units, dictionaries (an append): each read, then cast
+                scan = self._each_file(local, common, source, hive)
+            elif local and local[0].int96:
+                scan = scan_as(local[0].schema)
+            elif not local:
+                instants = _spark_int96_schema(scan.collect_schema(), arrow)
+                if instants is not None:
+                    scan = scan_as(instants)
+            scan = _dates_as_dates(scan, arrow)
+        schema = scan.collect_schema()
+        column = _map_column(schema)
+        if column is None:
+            return scan.collect()
+        if files is None or hive:
+            msg = f"input {io.name!r}: column {column!r} is a map, and polars' parquet reader keeps one entry "
+            msg += "per key (a duplicate key's entries, which rows-v1 counts, would be dropped silently); the "
+            msg += "polars engine reads maps through pyarrow, for listed files without partition folders only: "
+            msg += "use the pandas engine for this input"
+            raise EngineError(msg)
+        import pyarrow.dataset as pds
+
+        int96 = pds.ParquetFileFormat(read_options=parquet_read_options())
+        table = pds.dataset([str(f) for f in files], format=int96).to_table()
+        return _from_arrow(_instants_arrow(table, local[0]) if local else table)
+
+    @staticmethod
+    def _each_file(
+        files: list[_ParquetFile], common: dict[str, PolarsDataType], source: str | list[str], hive: bool | None
+    ) -> pl.LazyFrame:
+        """The rows of ``files`` read one file at a time and cast to ``common``: one scan of files whose types
+        differ fails in polars ("data type mismatch": another zone, unit, Enum's categories, Array and List), where
+        the other engines read them. Partition columns (``hive``) come from one scan of them alone."""
+        casts = [pl.col(name).cast(dtype) for name, dtype in common.items()]
+        rows = pl.concat([file.scan().select(casts) for file in files], how="vertical")
+        if not hive:
+            return rows
+        folders = pl.scan_parquet(source, hive_partitioning=True, glob=False)
+        names = [name for name in folders.collect_schema() if name not in common]
+        return pl.concat([rows, folders.select(names)], how="horizontal")
+
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
         if io.format == "parquet":
             schema = pl.scan_parquet(file, glob=False).collect_schema()
@@ -868,6 +1118,14 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         else:
             schema = pl.scan_ndjson(file, **_WHOLE).collect_schema()
         return pl.DataFrame(schema=schema).to_arrow().schema  # no rows: the Arrow types polars reads them as
+
+    def write(
+        self, frame: pl.DataFrame, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
+    ) -> int | None:
+        """Write one output (see :meth:`LocalEngine.write`), refusing a polars ``Object`` column first."""
+        if isinstance(frame, pl.DataFrame):
+            _refuse_objects(io, frame)
+        return super().write(frame, io, base_dir, before_commit=before_commit)
 
     def hash_delta(self, io: IOConfig, base_dir: Path, *, version: int | None, cache: SumsCache) -> DeltaHash | None:
         """Never: polars reads Delta with its own reader, whose frame is hashed whole."""

@@ -364,7 +364,9 @@ def parquet_read_options() -> ds.ParquetReadOptions:
     default ``outputTimestampType``, as plain delta-spark writes a table) in microseconds, as Spark reads them.
     pyarrow's default reads them in nanoseconds, where a value past 2262 or before 1677 (a 9999-12-31 end date) does not
     fit: it wrapped, and the cast to the log's microseconds failed ("would lose data") naming no column. Only INT96
-    columns are affected (the Delta protocol's timestamps are microseconds).
+    columns are affected (the Delta protocol's timestamps are microseconds). pyarrow reads them without a zone: a
+    Delta read casts them to the log's ``timestamp`` (UTC, an instant, as Spark reads INT96), and a plain parquet
+    read must make them UTC itself (the pandas engine's ``_utc_int96``), else they hash as ``timestamp_ntz``.
 
     Example:
         >>> parquet_read_options().coerce_int96_timestamp_unit
