@@ -38,6 +38,7 @@ from ubunye.exceptions import (
 )
 from ubunye.interrupts import Interrupted, SignalGuard
 from ubunye.interrupts import describe as interruption
+from ubunye.lineage.environment import CodeFileError
 from ubunye.lineage.profiles import profile_fields
 from ubunye.lineage.record import DatasetRecord, ErrorInfo, ExpectationResult, Timing, printable
 from ubunye.lineage.recorder import LineageRecorder, current_run
@@ -540,15 +541,20 @@ def _finish(
 
 def _why(failure: BaseException) -> str:
     """What went wrong, in words: the interruption, else the exception's message, else (``raise MemoryError()``,
-    a bare ``assert``) its type's name, so neither the CLI line nor the record says nothing. Never raises: an
+    a bare ``assert``) its type's name, so neither the CLI line nor the record says nothing. A KeyError's message
+    is only the key (``s["scr"]`` says ``'scr'``): its type is named too, ``KeyError 'scr'``. Never raises: an
     exception whose ``str()`` raises (user code) is named by its type, and the record still ends ``failed``."""
     try:
         # A py4j error's own text is a line saying nothing and pages of JVM stack: its innermost cause instead
         java = getattr(failure, "java_exception", None) is not None
         text = interruption(failure) or (spark_reason(failure) if java else without_backtrace(str(failure)))
+        key_only = isinstance(failure, KeyError) and len(failure.args) == 1 and text == repr(failure.args[0])
     except Exception as exc:
         return f"{type(failure).__name__} (its message could not be read: {type(exc).__name__})"
-    return text if text.strip() else type(failure).__name__
+    if not text.strip():
+        return type(failure).__name__
+    # No colon after the type: mask_text reads "KeyError: 'x'" as a key and its secret value, and masks the key.
+    return f"{type(failure).__name__} {text}" if key_only else text
 
 
 def _failure_error(failure: BaseException, msg: str) -> TaskError:
@@ -606,7 +612,10 @@ def _start(ctx: RunContext, monitors: Sequence[object], options: RunOptions, sta
             call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id, options=options)
         except Exception as exc:  # only an essential monitor's error reaches here
             recorder = isinstance(m, LineageRecorder)
-            what = "could not write the run record" if recorder else "failed in task_start"
+            what = "failed in task_start"
+            if recorder:  # a .py file of the task folder it cannot read is the folder's problem, not the store's
+                code = isinstance(exc, CodeFileError)
+                what = "could not hash the task's code" if code else "could not write the run record"
             msg = mask_text(
                 f"task {ctx.usecase}/{ctx.package}/{ctx.task} did not start: monitor {monitor_name(m)} {what}: "
                 f"{error_text(exc)}"

@@ -27,6 +27,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from ubunye.config.checks import invisible
 from ubunye.engines.paths import is_url
 from ubunye.exceptions import ConfigError
 from ubunye.lineage.redact import redact_url
@@ -350,11 +351,11 @@ def _reaches_internals(ast: nodes.Template) -> list[str]:
 def path_problem(value: str, *, slashes: bool = False, url: bool = False) -> str | None:
     """Why ``value`` cannot build a path, or None.
 
-    Refused: empty, blank, ``.``/``..``, a separator, a control or invisible formatting character (``U+202E``
-    would show the folder's name reversed: the characters a record's names refuse), a value starting with ``-``
-    (read as an option by a shell tool) or with a space at either end. ``url=True`` (the path is a URL, which
-    is percent-decoded): also ``%``, ``#`` and ``?``, since ``%2e%2e%2f`` decodes to ``../`` and ``#``/``?``
-    would cut the path short.
+    Refused: empty, blank, ``.``/``..``, a separator, a control or invisible character (``U+202E`` would show the
+    folder's name reversed, ``U+3164`` shows as nothing: :func:`~ubunye.config.checks.invisible`), a value
+    starting with ``-`` (read as an option by a shell tool) or with a space at either end. ``url=True`` (the path
+    is a URL, which is percent-decoded): also ``%``, ``#`` and ``?``, since ``%2e%2e%2f`` decodes to ``../`` and
+    ``#``/``?`` would cut the path short.
 
     ``slashes=True`` (an ``env`` value such as ``/lake``) allows separators but still refuses ``..`` components
     (decoded first when ``url``) and control characters; nothing else (it may be a whole URL, with a query).
@@ -378,9 +379,9 @@ def path_problem(value: str, *, slashes: bool = False, url: bool = False) -> str
     if any(unicodedata.category(c) == "Cc" for c in decoded):
         found.append("a control character")
     elif not slashes:
-        odd = next((c for c in value if not c.isprintable()), None)
+        odd = invisible(value)  # the rule of a path as written: U+3164 shows as nothing, as U+200B does
         if odd is not None:
-            found.append(f"U+{ord(odd):04X} (an invisible formatting character)")
+            found.append(odd)
     if found:
         return f"contains {', '.join(found)}"
     if not slashes and value.startswith("-"):
@@ -488,9 +489,9 @@ def sql_problem(value: str) -> str | None:
         return f"contains {', '.join(repr(m) for m in found)}"
     if any(unicodedata.category(c) == "Cc" for c in value):
         return "contains a control character"
-    odd = next((c for c in value if not c.isprintable() and c != " "), None)
+    odd = invisible(value)
     if odd is not None:
-        return f"contains U+{ord(odd):04X}, an invisible or private character"
+        return f"contains {odd}"
     return None
 
 
