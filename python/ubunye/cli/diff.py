@@ -31,6 +31,7 @@ from ubunye.lineage.compare import UNCHANGED, UNKNOWN, compare_datasets
 from ubunye.lineage.diff import DiffError, TableDiff, diff_tables
 from ubunye.lineage.profiles import contradiction, packed_buckets, same_key
 from ubunye.lineage.record import DatasetRecord, MalformedRecord, RunRecord, check_datasets, printable
+from ubunye.lineage.secrets import MASK
 
 _BUCKET = 24
 PROFILE = "profile-v1"  # the profile method whose buckets this module reads (docs/rows-v1.md section 12)
@@ -57,6 +58,9 @@ class _Side:
     #: what else than an overwrite can make the rows read differ from the record.
     backend: str | None = None
     status: str | None = None
+    #: Why the reader options the run used for a csv or json dataset are not known (no config in its record, a
+    #: masked value), else None: rows read without them need not be the run's (a csv separator).
+    options_unknown: str | None = None
 
     def other_engine(self) -> bool:
         """Whether the rows are read with another engine than the run's own (which may read a format otherwise:
@@ -110,6 +114,52 @@ def _recorded_io(d: DatasetRecord, label: str, run_id: str) -> IOConfig:
         raise DiffError(f"run {label} ({run_id}): {d.name} has no readable format ({d.format!r})")
     version = d.version if d.format == "delta" else None
     return IOConfig(name=d.name, format=d.format, path=d.location, version=version, allow_empty=True)
+
+
+#: Formats whose rows depend on reader options (a csv separator, Spark's json ``multiLine``).
+_OPTION_FORMATS = ("csv", "json")
+
+
+def recorded_options(record: RunRecord, pool: str, name: str) -> tuple[dict[str, Any], str | None]:
+    """The options a run read or wrote its dataset ``name`` of ``pool`` (``inputs``, ``outputs``) with, from its
+    record's config (``CONFIG.outputs.<name>.options``), and None; or no options and why they are not known: a
+    record without a config (a v1 record, one written by hand), or an option whose value it masks as a secret.
+
+    Example:
+        >>> r = RunRecord(run_id="r", usecase="u", package="p", task="t",
+        ...               config={"CONFIG": {"outputs": {"o": {"options": {"sep": ";"}}}}})
+        >>> recorded_options(r, "outputs", "o")
+        ({'sep': ';'}, None)
+        >>> recorded_options(replace(r, config=None), "outputs", "o")
+        ({}, 'its record holds no config')
+    """
+    where = f"CONFIG.{pool}.{name}"
+    if record.config is None:
+        return {}, "its record holds no config"
+    node: object = record.config
+    for part in ("CONFIG", pool, name):
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return {}, f"its record's config has no {printable(where)}"
+    options = node.get("options", {})
+    if not isinstance(options, dict):
+        return {}, f"its record's config holds no mapping at {printable(where)}.options"
+    masked = [str(k) for k, v in options.items() if isinstance(v, str) and MASK in v]
+    if masked:
+        return {}, f"its record's config masks {printable(where)}.options.{printable(masked[0])} as a secret"
+    return dict(options), None
+
+
+def _with_options(io: IOConfig, options: dict[str, Any], engine: str) -> IOConfig:
+    """``io`` with the recorded options the engine reads it with, for csv and json (parquet and Delta files hold
+    their own types; their writer options, a codec or ``replaceWhere``, are nothing to a read): Spark takes them
+    all, as it read the run's write back; pandas and polars the ones their readers apply (a csv separator)."""
+    from ubunye.engines._io import reader_options  # the engines' own rule (loaded with an engine anyway)
+
+    if io.table is not None or not options or io.format not in _OPTION_FORMATS:
+        return io
+    with_all = replace(io, options=options)
+    return with_all if engine == "spark" else replace(io, options=reader_options(with_all))
 
 
 def _reason(exc: BaseException) -> str:
@@ -188,6 +238,9 @@ def _stale(side: _Side) -> str:
     rows read with another engine than the run's, or an output the run may not have committed)."""
     d = side.dataset
     where = printable(d.location or "?") if d is not None else "?"
+    if side.options_unknown is not None and d is not None and d.format in _OPTION_FORMATS:
+        return (f"{side.label}: the data at {where} is not what the run recorded (it was overwritten since, or the "
+                f"run read {printable(d.format)} with options not known here: {side.options_unknown})")  # fmt: skip
     if side.other_engine():
         fmt = printable(d.format or "it") if d is not None else "it"
         return (f"{side.label}: the rows read at {where} with engine {side.engine} are not what the run recorded "
@@ -320,6 +373,28 @@ def _check_columns(side: _Side, read: dict[str, tuple[str, int, int | None, str]
                             f"{name} ({where}): the record is damaged; cannot diff it")  # fmt: skip
 
 
+def _check_key(side: _Side, key: list[str] | None) -> None:
+    """``--key`` against the columns a run recorded for its dataset (its schema, else its column profile): a
+    column named twice, or one the run's dataset does not have, is a DiffError naming the side, as ``--a``/``--b``
+    refuse it from the table read. Without recorded columns only a repeat can be told (the read says the rest)."""
+    d = side.dataset
+    if key is None or d is None:
+        return
+    from ubunye.hashing.profile import ProfileOptionError, check_profile_options
+    from ubunye.hashing.types import parse_schema
+
+    columns: list[str] | None = list(d.columns) if d.columns is not None else None
+    if d.schema is not None:
+        try:
+            columns = [name for name, _ in parse_schema(d.schema)]
+        except ValueError:  # not a schema string: the checks against the rows read name it
+            pass
+    try:
+        check_profile_options(key if columns is None else columns, key, 0)
+    except ProfileOptionError as exc:
+        raise DiffError(f"{side.label}: {side.what} (as its run recorded it): {exc}") from None
+
+
 def _vouched(side: _Side) -> None:
     """Without buckets, the rows read are checked against the record's data hash: a DiffError when the record
     holds none, or one made by a method this ubunye does not compute (its rows could not be told from it)."""
@@ -425,8 +500,11 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
         if io.table is not None and engine is None:
             eng = "spark"
         backend = r.backend if r.backend in BACKENDS else None
-        sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", io, eng, d, field=at, path=path,
-                           backend=backend, status=r.status))  # fmt: skip
+        # The options the run read or wrote it with (a csv separator): without them the rows read are others.
+        options, unknown = recorded_options(r, at.partition("[")[0], d.name)
+        sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", _with_options(io, options, eng),
+                           eng, d, field=at, path=path, backend=backend, status=r.status,
+                           options_unknown=unknown))  # fmt: skip
     sa, sb = sides
     for side in sides:  # an edited hash would be read as data overwritten since the run: named as what it is
         assert side.dataset is not None
@@ -440,6 +518,8 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
             raise DiffError(f"{side.label}: the run did not write its output {printable(rec.name)} (its record says "
                             f"written: false, {where}; the run {printable(side.status or '?')}): no rows of it are "
                             f"at {printable(rec.location or '?')} to diff")  # fmt: skip
+    for side in sides:  # refused as --a/--b refuse it, before equal hashes could answer "same data" without a read
+        _check_key(side, key)
     why, disagree = None, False
     if da.data_hash is not None and da.data_hash == db.data_hash:
         verdict = compare_datasets("output", da, db, fields=(f"{fa}.buckets", f"{fb}.buckets"), paths=paths)
@@ -639,6 +719,10 @@ def diff_command(
     exists nowhere is a Spark catalog table (sales, db.sales, cat.db.`my table`) when it is spelled like one,
     else (old.parquet, old.delta, day.csv.gz, old-data, or any name with --format or a non-Spark engine) it is
     "no such file or table" at once, without starting Spark.
+
+    A run's dataset is read with the options its record's config gives it (a csv sep); a csv or json whose
+    options the record does not hold is said to be so when its rows are not the record's. --key names columns
+    the runs recorded, each once (else an error, as with --a/--b, even when the data hashes are equal).
 
     A run's rows are checked against its record: the recorded schema, then the numbers of the buckets read or,
     without usable buckets, the recorded data hash (a hash method other than rows-v1 cannot be checked: an

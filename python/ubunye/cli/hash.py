@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -113,8 +114,33 @@ def source_config(target: str, fmt: str | None, engine: str) -> IOConfig:
     raise EngineError(msg)
 
 
-def hash_target(target: str, fmt: str | None = None, engine: str = "pandas", show_lines: int = 0) -> dict[str, Any]:
-    """Read ``target`` with an engine and hash every row (rows-v1); what ``ubunye hash`` prints.
+def parse_options(given: list[str]) -> dict[str, str]:
+    """``--option KEY=VALUE`` values as the options mapping a config's ``options:`` is (``sep=;``): the value is
+    everything after the first ``=``.
+
+    Raises:
+        typer.BadParameter: no ``=``, an empty key, or a key given twice (one would be lost), naming the value.
+
+    Example:
+        >>> parse_options(["sep=;", "quote=a=b"])
+        {'sep': ';', 'quote': 'a=b'}
+    """
+    out: dict[str, str] = {}
+    for item in given:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise typer.BadParameter(f"{printable(item)!r} is not KEY=VALUE (sep=;)", param_hint="--option")
+        if key in out:
+            raise typer.BadParameter(f"{printable(key)!r} is given twice; give it once", param_hint="--option")
+        out[key] = value
+    return out
+
+
+def hash_target(target: str, fmt: str | None = None, engine: str = "pandas", show_lines: int = 0,
+                options: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Read ``target`` with an engine and hash every row (rows-v1); what ``ubunye hash`` prints. ``options``: the
+    reader options, as a config's ``options:`` (``{"sep": ";"}``): an engine refuses, naming it, one it does not
+    apply.
 
     Example:
         >>> import tempfile, pandas as pd
@@ -129,6 +155,8 @@ def hash_target(target: str, fmt: str | None = None, engine: str = "pandas", sho
         msg = f"show_lines must be from 0 to {MAX_SHOW_LINES}, got {show_lines}"
         raise EngineError(msg)
     io = source_config(target, fmt, engine)
+    if options:
+        io = replace(io, options=dict(options))
     eng = get_engine(engine)
     started = time.perf_counter()
     frame = eng.read(io, Path.cwd())
@@ -146,6 +174,8 @@ def hash_target(target: str, fmt: str | None = None, engine: str = "pandas", sho
         "hash_method": h.hash_method,
         "seconds": round(time.perf_counter() - started, 6),
     }
+    if io.options:  # said, so a hash is never taken for one of the default read
+        out["options"] = dict(io.options)
     if show_lines:
         out["lines"] = canonical_lines(frame, show_lines)
     return out
@@ -172,6 +202,15 @@ def hash_command(
         ),
     ] = None,
     engine: Annotated[str, typer.Option("--engine", "-e", help="pandas (default), spark or polars.")] = "pandas",
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            metavar="KEY=VALUE",
+            help="A reader option KEY=VALUE, as the config's options: of the dataset (sep=; for a csv written with "
+            "options: {sep: ';'}); repeat for more. pandas and polars take sep (or delimiter) for csv; Spark any.",
+        ),
+    ] = None,
     show_lines: Annotated[
         int,
         typer.Option(
@@ -189,7 +228,9 @@ def hash_command(
     The format is guessed when --format is not given, and a guess cannot know what a folder was meant to be: a
     first Delta write killed before its log commit leaves a parquet data file and no _delta_log, which reads as
     a parquet folder holding the very rows the run recorded. To tell whether a run's output landed (its record
-    says written: not known), give the format the record names: ubunye hash -f delta data/out.
+    says written: not known), give the format the record names: ubunye hash -f delta data/out. A dataset the
+    config reads or writes with options (a csv with options: {sep: ';'}) is read with them: --option 'sep=;'
+    (lineage trace prints the command with them).
 
     Exit status: 0 hashed; 2 bad input (no such file, unknown format, unreadable data, a type rows-v1 refuses).
 
@@ -199,7 +240,8 @@ def hash_command(
         raise typer.BadParameter(f"{fmt!r} is not one of {', '.join(FORMATS)}", param_hint="--format")
     if engine not in BACKENDS:
         raise typer.BadParameter(f"{engine!r} is not one of {', '.join(BACKENDS)}", param_hint="--engine")
-    result = hash_target(args.target(target, "PATH_OR_TABLE"), fmt, engine, show_lines)
+    options = parse_options(option or [])
+    result = hash_target(args.target(target, "PATH_OR_TABLE"), fmt, engine, show_lines, options)
     if as_json:
         emit_json(result)
         return
@@ -207,6 +249,7 @@ def hash_command(
     rows = [
         ("target", result["location"]),
         ("format", result["format"]),
+        *([("options", ", ".join(f"{k}={v}" for k, v in result["options"].items()))] if "options" in result else []),
         ("engine", f"{engine}, hashed by {HOW.get(result['hashed_by'], result['hashed_by'])}"),
         ("rows", f"{result['row_count']:,}"),
         ("schema", result["schema"]),

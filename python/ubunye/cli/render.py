@@ -16,11 +16,14 @@ import json
 import math
 import shlex
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ubunye.config import IOConfig
 from ubunye.lineage.compare import CHANGED, UNCHANGED, Comparison, same_value
 from ubunye.lineage.record import DatasetRecord, RunRecord, printable
 
@@ -174,7 +177,8 @@ def _dataset_details(out: Console, record: RunRecord) -> None:
             if key in _SHOWN_WHEN_SET and value is None:
                 continue
             if key == "written" and value is None and record.status != "success":  # runner: the checkpoint's
-                value = f"not known: the run stopped while committing it ({_landed_advice(d)})"
+                advice = _landed_advice(d, _options(record, side, d))
+                value = f"not known: the run stopped while committing it ({advice})"
             out.print(line(f"  {key:<12} ", dash(", ".join(value) if key == "key" else value)), soft_wrap=True)
         if d.buckets is not None:
             out.print(line(f"  {'buckets':<12} ", dash(f"{d.buckets.n} (packed, docs/rows-v1.md section 12.2)")))
@@ -184,13 +188,25 @@ def _dataset_details(out: Console, record: RunRecord) -> None:
                            dash(short_hash(col.fingerprint))), soft_wrap=True)  # fmt: skip
 
 
-def _landed_advice(d: DatasetRecord) -> str:
-    """How to tell whether an output whose commit is not known landed: its location read as the format recorded.
+def _options(record: RunRecord, side: str, d: DatasetRecord) -> dict[str, Any]:
+    """The options of ``d`` its run's config holds that ``ubunye hash`` (pandas) reads with (a csv separator)."""
+    from ubunye.cli.diff import recorded_options  # diff prints through this module: imported when needed
+    from ubunye.engines._io import reader_options
+
+    options, _ = recorded_options(record, f"{side}s", d.name)
+    return reader_options(IOConfig(d.name, format=d.format, options=options)) if d.format else {}
+
+
+def _landed_advice(d: DatasetRecord, options: Mapping[str, Any] | None = None) -> str:
+    """How to tell whether an output whose commit is not known landed: its location read as the format recorded,
+    with the reader ``options`` its run's config gave it (a csv separator: without it the rows read are others).
 
     Without ``-f``, ``ubunye hash`` guesses from the files: the data file a first Delta write killed before its log
     commit leaves reads as a parquet folder, with the record's very hash, although no table landed.
 
     Example:
+        >>> _landed_advice(DatasetRecord("o", format="csv", location="/d/o", mode="overwrite"), {"sep": ";"})
+        "compare its data_hash with: ubunye hash -f csv --option 'sep=;' /d/o"
         >>> _landed_advice(DatasetRecord("o", format="delta", location="/d/my out", mode="overwrite"))
         "compare its data_hash with: ubunye hash -f delta '/d/my out'"
         >>> _landed_advice(DatasetRecord("o", format="delta", location="table:db.`my t`", mode="overwrite"))
@@ -201,6 +217,7 @@ def _landed_advice(d: DatasetRecord) -> str:
         command = f"ubunye hash --engine spark {shlex.quote(where.removeprefix('table:'))}"
     else:
         fmt = f" -f {shlex.quote(d.format)}" if d.format else ""
+        fmt += "".join(f" --option {shlex.quote(f'{k}={v}')}" for k, v in (options or {}).items())
         command = f"ubunye hash{fmt} {shlex.quote(where)}"
     if d.mode == "append":  # the record hashes the rows it added, not the whole location
         return f"its data_hash is of the rows it added; the location's rows: {command}"

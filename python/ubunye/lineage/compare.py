@@ -227,6 +227,9 @@ class Comparison:
             if items:
                 names = ", ".join(f"output {d.name}{_why(d)}" for d in items)
                 parts.append(f"data {state}: {names}" if not parts else f"{state}: {names}")
+        damaged = [d for d in self.inputs if d.data == UNKNOWN and d.hash_a and d.hash_b]
+        if damaged and self.verdict == "same":  # the outputs' data decide; a record damaged is said all the same
+            parts.append("input records damaged: " + ", ".join(f"input {d.name} ({d.reason})" for d in damaged))
         unreadable = [f"{d.side} {d.name} ({d.buckets_error})" for d in self.outputs + self.inputs if d.buckets_error]
         if unreadable:  # the verdict stands on the data hashes; what the buckets would have said is not known
             parts.append("buckets could not be read: " + ", ".join(unreadable))
