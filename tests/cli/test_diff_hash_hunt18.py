@@ -261,3 +261,49 @@ def test_compare_names_an_input_whose_record_is_damaged_beside_equal_outputs(tmp
     _edit(path_b, lambda raw: raw["inputs"][0].update(data_hash=None, hash_error=None))
     plain = compare_records(a, RunRecord.from_dict(json.loads(path_b.read_text())))
     assert plain.summary.startswith("same data") and "damaged" not in plain.summary, plain.summary
+
+
+@needs_polars
+def test_trace_advice_names_the_engine_of_the_run(tmp_path):
+    """The advice named no engine: ``ubunye hash`` reads with pandas, whose csv inference is not Spark's or
+    polars' (a Spark csv's ``id`` reads as int64 there: another hash though the data landed)."""
+    uc = tmp_path / "uc"
+    folder = _task(uc, SEP.replace("backend: pandas", "backend: polars"), "")
+    (folder / "transformations.py").write_text(
+        "import polars as pl\nfrom ubunye import Task\nclass T(Task):\n    def transform(self, sources):\n"
+        "        return {'out': pl.DataFrame({'a': [1, 2], 'b': ['x', self.dt]})}\n"
+    )
+    result = run_task(folder, dt="a", engine="polars")
+    assert result.status == "success", result.error
+    path = result.record_path
+    assert isinstance(path, Path)
+
+    def unknown(raw: dict) -> None:  # as a run killed while committing leaves its checkpoint
+        raw["status"], raw["outputs"][0]["written"] = "failed", None
+
+    _edit(path, unknown)
+    trace = runner.invoke(app, ["lineage", "trace", str(path)], env={"COLUMNS": "1000"})
+    assert trace.exit_code == 0, trace.output
+    advice = next(x for x in trace.stdout.splitlines() if "compare its data_hash with: " in x)
+    argv = shlex.split(advice.split("compare its data_hash with: ", 1)[1].rstrip().rstrip(")"))
+    assert argv[argv.index("--engine") + 1] == "polars", argv
+    checked = runner.invoke(app, [*argv[1:], "--json"])
+    assert checked.exit_code == 0, checked.output
+    assert json.loads(checked.stdout)["data_hash"] == json.loads(path.read_text())["outputs"][0]["data_hash"]
+
+
+def test_ubunye_hash_restores_an_output_cut_short_in_its_swap(tmp_path):
+    """A run killed between the two renames of the fallback swap leaves no folder and the previous output in its
+    ``-old-`` sibling. Every reader restores it first; ``ubunye hash`` (the check trace advises) said "no such file
+    or folder"."""
+    folder = tmp_path / "data" / "o"
+    folder.mkdir(parents=True)
+    frame = pd.DataFrame({"a": [1, 2, 3]})
+    frame.to_parquet(folder / "part-0.parquet")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    (tmp_path / "data" / "o").rename(tmp_path / "data" / ".o.ubunye-old-00000000000000000001-1-ab")
+    checked = runner.invoke(app, ["hash", "-f", "parquet", str(folder), "--json"])
+    assert checked.exit_code == 0, checked.output
+    assert json.loads(checked.stdout)["data_hash"] == hash_frame(frame).data_hash
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert not list((tmp_path / "data").glob(".o.ubunye-old-*"))

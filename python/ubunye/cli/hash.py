@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import replace
@@ -17,6 +18,7 @@ from ubunye.cli.render import console, emit_json, flow_help
 from ubunye.config import IOConfig
 from ubunye.config.model import BACKENDS, FORMATS
 from ubunye.engines import get_engine, is_url
+from ubunye.engines.inputs import restore_cut_swap
 from ubunye.exceptions import EngineError
 from ubunye.lineage.record import printable
 
@@ -95,6 +97,8 @@ def source_config(target: str, fmt: str | None, engine: str) -> IOConfig:
             raise EngineError(msg)
         return IOConfig(name=target, format=fmt, path=target)
     try:
+        if not os.path.lexists(path):  # a fallback swap cut short leaves the output in its -old- sibling
+            restore_cut_swap(path)
         if path.exists() and not (path.is_file() or path.is_dir()):  # a reader would block on a FIFO, or say
             msg = f"{printable(target)} is not a file or a folder (a pipe, a socket or a device)"  # "not a dir"
             raise EngineError(msg)

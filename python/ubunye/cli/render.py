@@ -177,7 +177,7 @@ def _dataset_details(out: Console, record: RunRecord) -> None:
             if key in _SHOWN_WHEN_SET and value is None:
                 continue
             if key == "written" and value is None and record.status != "success":  # runner: the checkpoint's
-                advice = _landed_advice(d, _options(record, side, d))
+                advice = _landed_advice(d, _options(record, side, d), record.backend)
                 value = f"not known: the run stopped while committing it ({advice})"
             out.print(line(f"  {key:<12} ", dash(", ".join(value) if key == "key" else value)), soft_wrap=True)
         if d.buckets is not None:
@@ -197,9 +197,10 @@ def _options(record: RunRecord, side: str, d: DatasetRecord) -> dict[str, Any]:
     return reader_options(IOConfig(d.name, format=d.format, options=options)) if d.format else {}
 
 
-def _landed_advice(d: DatasetRecord, options: Mapping[str, Any] | None = None) -> str:
+def _landed_advice(d: DatasetRecord, options: Mapping[str, Any] | None = None, engine: str | None = None) -> str:
     """How to tell whether an output whose commit is not known landed: its location read as the format recorded,
-    with the reader ``options`` its run's config gave it (a csv separator: without it the rows read are others).
+    with the reader ``options`` its run's config gave it (a csv separator: without it the rows read are others),
+    by the run's ``engine`` (a Spark csv's ``id`` is an int where pandas infers int64: another hash of the rows).
 
     Without ``-f``, ``ubunye hash`` guesses from the files: the data file a first Delta write killed before its log
     commit leaves reads as a parquet folder, with the record's very hash, although no table landed.
@@ -211,12 +212,16 @@ def _landed_advice(d: DatasetRecord, options: Mapping[str, Any] | None = None) -
         "compare its data_hash with: ubunye hash -f delta '/d/my out'"
         >>> _landed_advice(DatasetRecord("o", format="delta", location="table:db.`my t`", mode="overwrite"))
         "compare its data_hash with: ubunye hash --engine spark 'db.`my t`'"
+        >>> _landed_advice(DatasetRecord("o", format="csv", location="/d/o", mode="overwrite"), None, "spark")
+        'compare its data_hash with: ubunye hash --engine spark -f csv /d/o'
     """
     where = d.location or ""
     if where.startswith("table:"):  # a table name may hold backticks and spaces: quoted for the shell too
         command = f"ubunye hash --engine spark {shlex.quote(where.removeprefix('table:'))}"
     else:
-        fmt = f" -f {shlex.quote(d.format)}" if d.format else ""
+        # pandas is ubunye hash's default; an engine a record names is kept as its text, quoted for the shell
+        fmt = f" --engine {shlex.quote(engine)}" if engine and engine != "pandas" else ""
+        fmt += f" -f {shlex.quote(d.format)}" if d.format else ""
         fmt += "".join(f" --option {shlex.quote(f'{k}={v}')}" for k, v in (options or {}).items())
         command = f"ubunye hash{fmt} {shlex.quote(where)}"
     if d.mode == "append":  # the record hashes the rows it added, not the whole location

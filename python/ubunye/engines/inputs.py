@@ -62,7 +62,7 @@ def data_files(io: IOConfig, path: str) -> list[Path] | None:
     if root is None:
         return None
     if not os.path.lexists(root):
-        _recover(root)
+        restore_cut_swap(root)
     if not root.exists():
         msg = f"input {io.name!r}: no such file or folder: {root}"
         raise EngineError(msg)
@@ -388,10 +388,15 @@ def open_text(file: Path) -> BinaryIO:
     return stream
 
 
-def _recover(root: Path) -> None:
-    """No input, but an ``-old-`` sibling: a fallback swap was cut short. Restore it, under the output's lock.
+def restore_cut_swap(root: Path) -> None:
+    """No folder at ``root``, but an ``-old-`` sibling: a fallback swap was cut short. Restore it, under the
+    output's lock (every reader of a location does this first: a run's input read, ``ubunye hash``).
 
     A writer mid-swap holds the lock and finishes within moments, so the folder is re-checked while waiting.
+
+    Example:
+        >>> import tempfile
+        >>> restore_cut_swap(Path(tempfile.mkdtemp()) / "nothing")  # no -old- sibling: nothing to do
     """
     deadline = time.monotonic() + lock_timeout()
     while not os.path.lexists(root) and siblings(root, "old"):
@@ -420,4 +425,5 @@ __all__ = [
     "open_text",
     "partition_difference",
     "refuse_compression",
+    "restore_cut_swap",
 ]
