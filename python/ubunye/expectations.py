@@ -143,16 +143,28 @@ def _reason(exc: Exception) -> str:
     ``Py4JJavaError``, whose first line is "An error occurred while calling o98.collectToPython."), the JVM
     error's innermost cause, which says what failed.
 
+    A message whose first line is blank (Spark's ParseException: ``\n[PARSE_SYNTAX_ERROR] ...\n\n== SQL ==``)
+    gives its first line that says something.
+
     Example:
         >>> _reason(TypeError("bad value\nmore"))
         'TypeError: bad value'
+        >>> _reason(ValueError("\n[PARSE_SYNTAX_ERROR] Syntax error at or near '>'.\n\n== SQL ==\na >> 1"))
+        "ValueError: [PARSE_SYNTAX_ERROR] Syntax error at or near '>'."
     """
+    said = _first_line(str(exc))
     if getattr(exc, "java_exception", None) is not None:
         from ubunye.spark.errors import spark_reason
 
-        return spark_reason(exc)
-    text = str(exc)
-    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+        reason = _first_line(spark_reason(exc))
+        kind, _, text = reason.partition(": ")
+        return reason if text.strip() or not said else f"{kind}: {said}"
+    return f"{type(exc).__name__}: {said}"
+
+
+def _first_line(text: str) -> str:
+    """The first line of ``text`` that is not blank, stripped ("" when there is none)."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 def check(expectations: Expectations, frame: object, engine: Engine[Any]) -> list[ExpectationResult]:
@@ -211,7 +223,19 @@ def failures(results: list[ExpectationResult], severity: str = "error") -> list[
 
 
 def describe(result: ExpectationResult) -> str:
-    """One line, e.g. ``outputs.daily not_null(amount): observed 3``."""
-    col = f"({result.column})" if result.column else ""
-    what = result.error or f"observed {result.observed}"
+    """One line, e.g. ``outputs.daily not_null(amount): observed 3``; an expression rule names its expression
+    (``expression(b > 0): observed 2``: a target may have several).
+
+    Example:
+        >>> describe(ExpectationResult("outputs.o", "expression", False, 2, None, "b > 0\\n AND c > 0", "error"))
+        'outputs.o expression(b > 0 AND c > 0): observed 2'
+    """
+    named = result.column or (result.params if result.rule == "expression" and result.params else None)
+    col = f"({_one_line(str(named))})" if named else ""
+    what = _one_line(result.error) if result.error else f"observed {result.observed}"
     return f"{result.target} {result.rule}{col}: {what}"
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its line breaks (and the spaces around them) as one space: a description is one line."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())

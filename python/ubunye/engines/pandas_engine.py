@@ -34,10 +34,10 @@ from ubunye.engines.inputs import (
     check_alike,
     column_paths,
     data_files,
-    has_partitions,
     refuse_compression,
     refuse_spark_only_types,
 )
+from ubunye.engines.partition_types import text_partitioning, typed_partitions
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.delta_files import parquet_read_options
@@ -654,13 +654,13 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
             declared = schemas(files[0]).metadata or {}
             refuse_spark_only_types(io, declared.get(SPARK_ROW_METADATA), str(files[0]))
         whole = _unified([schemas(f) for f in files]) if io.format == "json" else None
-        # name=value folders become columns, as Spark reads them (not dropped)
-        hive = {"partitioning": "hive", "partition_base_dir": str(root)} if has_partitions(files, root) else {}
+        # name=value folders become columns, read as their text, then typed as Spark types them (not pyarrow's guess)
+        hive = text_partitioning(files, root)
         sources = [str(f) for f in files]
         table = _table(io, sources, whole, **hive)
         if io.format in ("csv", "json"):
             _refuse_rounded_integers(io, files, table)
-        return table
+        return typed_partitions(io.name, table, files, root)
 
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
         import pyarrow.dataset as ds

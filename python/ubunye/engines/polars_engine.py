@@ -46,6 +46,7 @@ from ubunye.engines.inputs import (
     refuse_compression,
     refuse_spark_only_types,
 )
+from ubunye.engines.partition_types import partition_columns
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.delta_files import parquet_read_options, refuse_char_columns
@@ -184,6 +185,22 @@ def _folder_url(url: str) -> str:
     if url.endswith("/") or "." in last or any(c in last for c in "*?[{"):
         return url
     return url + "/"
+
+
+def _with_partitions(io: IOConfig, frame: pl.DataFrame, files: list[Path], root: Path) -> pl.DataFrame:
+    """``frame`` (the rows of ``files``, one file after another, read without their folders) with the partition
+    columns of their ``name=value`` folders, typed as Spark types them (partition_types.py): polars' own guess
+    differed (``k=0`` a bigint where Spark reads an int), so a folder hashed otherwise on each engine. A column
+    also in the files takes the folder's values in its place, as in Spark."""
+    import pyarrow.parquet as pq
+
+    rows = [pq.read_metadata(file).num_rows for file in files]
+    if sum(rows) != frame.height:  # each file's rows are given its folders' values: they must be those read
+        msg = f"input {io.name!r}: polars read {frame.height} rows from the files under {root}, whose footers "
+        msg += f"hold {sum(rows)}: their partition columns cannot be given"
+        raise EngineError(msg)
+    columns = partition_columns(io.name, files, root, rows)
+    return frame.with_columns(pl.Series(name, values) for name, values in columns.items())
 
 
 def _first_parquet_schema(
@@ -1026,7 +1043,10 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 raise EngineError(msg)
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
         if io.format == "parquet":
-            return self._read_parquet(io, source, files, hive, storage)
+            frame = self._read_parquet(io, source, files, hive, storage)
+            if files is None or not hive or local is None:  # a URL: polars read its folders (a gap: its guess)
+                return frame
+            return _with_partitions(io, frame, files, local)
         if io.format == "csv":
             frame = _refuse_wide_integers(
                 io,
@@ -1051,13 +1071,14 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         storage: dict[str, Any] | None,
     ) -> pl.DataFrame:
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
-        scan = pl.scan_parquet(source, storage_options=storage, hive_partitioning=hive, glob=glob)
+        # listed files are scanned without their name=value folders (polars guesses those types): _with_partitions
+        scan = pl.scan_parquet(source, storage_options=storage, glob=glob)
         first, arrow = _first_parquet_schema(files, source, storage, glob)
         local: list[_ParquetFile] = []
 
         def scan_as(schema: dict[str, PolarsDataType]) -> pl.LazyFrame:
             return pl.scan_parquet(
-                source, storage_options=storage, hive_partitioning=hive, glob=glob, schema=schema,
+                source, storage_options=storage, glob=glob, schema=schema,
                 cast_options=_INT96_CAST,
             )  # fmt: skip
 
@@ -1071,7 +1092,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 _refuse_sub_microseconds(io, file)
             common = _common_schema(local) if local else None
             if common is not None:  # files of other zones, units, dictionaries (an append): each read, then cast
-                scan = self._each_file(local, common, source, hive)
+                scan = self._each_file(local, common)
             elif local and local[0].int96:
                 scan = scan_as(local[0].schema)
             elif not local:
@@ -1096,19 +1117,12 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         return _from_arrow(_instants_arrow(table, local[0]) if local else table)
 
     @staticmethod
-    def _each_file(
-        files: list[_ParquetFile], common: dict[str, PolarsDataType], source: str | list[str], hive: bool | None
-    ) -> pl.LazyFrame:
+    def _each_file(files: list[_ParquetFile], common: dict[str, PolarsDataType]) -> pl.LazyFrame:
         """The rows of ``files`` read one file at a time and cast to ``common``: one scan of files whose types
         differ fails in polars ("data type mismatch": another zone, unit, Enum's categories, Array and List), where
-        the other engines read them. Partition columns (``hive``) come from one scan of them alone."""
+        the other engines read them. Partition columns are added after (:func:`_with_partitions`)."""
         casts = [pl.col(name).cast(dtype) for name, dtype in common.items()]
-        rows = pl.concat([file.scan().select(casts) for file in files], how="vertical")
-        if not hive:
-            return rows
-        folders = pl.scan_parquet(source, hive_partitioning=True, glob=False)
-        names = [name for name in folders.collect_schema() if name not in common]
-        return pl.concat([rows, folders.select(names)], how="horizontal")
+        return pl.concat([file.scan().select(casts) for file in files], how="vertical")
 
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
         if io.format == "parquet":

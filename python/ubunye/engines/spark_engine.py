@@ -15,7 +15,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
-from functools import reduce
+from functools import cache, reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -544,7 +544,13 @@ def _plain_csv(named: Mapping[str, str], sep: str) -> bool:
 
 
 def _check_files_alike(
-    io: IOConfig, files: list[Path], root: Path, options: Mapping[str, str], *, case_sensitive: bool = False
+    io: IOConfig,
+    files: list[Path],
+    root: Path,
+    options: Mapping[str, str],
+    *,
+    case_sensitive: bool = False,
+    parquet_schema: Callable[[Path], pa.Schema] | None = None,
 ) -> None:
     """Refuse (EngineError naming two files) the files of one input that Spark would read otherwise than they are:
     csv files whose headers differ (Spark pairs every file's values with one file's header by position: columns
@@ -572,11 +578,70 @@ def _check_files_alike(
     elif io.format == "parquet":
         import pyarrow.parquet as pq
 
+        schema_of = parquet_schema or pq.read_schema
         # Names, nested ones too; not types: pyarrow's differ where Spark's do not (large_string and string,
         # INT96 and INT64 timestamps), and a type Spark cannot read alike fails its read in one line
-        check_alike(io, files, root, lambda file: column_paths(pq.read_schema(file)))
+        check_alike(io, files, root, lambda file: column_paths(schema_of(file)))
     else:  # json: read by name, the files' schemas merged
         check_alike(io, files, root, lambda file: [])
+
+
+def _arrow_only_field(t: pa.DataType, path: str) -> tuple[str, pa.DataType] | None:
+    """The first place in a file's Arrow type ``t`` (at ``path``: ``c``, ``c.x``, ``c[]``, ``c{key}``,
+    ``c{value}``) holding an unsigned integer or a duration, with its type; None when there is none.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> path, found = _arrow_only_field(pa.struct([("a", pa.int8()), ("d", pa.list_(pa.duration("us")))]), "c")
+        >>> path, str(found)
+        ('c.d[]', 'duration[us]')
+    """
+    import pyarrow as pa
+
+    if pa.types.is_unsigned_integer(t) or pa.types.is_duration(t):
+        return path, t
+    if pa.types.is_dictionary(t):
+        return _arrow_only_field(t.value_type, path)
+    if pa.types.is_map(t):
+        return _arrow_only_field(t.key_type, f"{path}{{key}}") or _arrow_only_field(t.item_type, f"{path}{{value}}")
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _arrow_only_field(t.value_type, f"{path}[]")
+    if pa.types.is_struct(t):
+        return next((hit for f in t if (hit := _arrow_only_field(f.type, f"{path}.{f.name}"))), None)
+    return None
+
+
+def _refuse_arrow_only_types(io: IOConfig, files: list[Path], schema_of: Callable[[Path], pa.Schema]) -> None:
+    """Raise EngineError naming the input, file, column (or nested field) and type when a parquet file holds an
+    unsigned integer (parquet's UINT_8 to UINT_64) or an Arrow duration (kept in the ``ARROW:schema`` of its
+    footer): rows-v1 refuses them (docs/rows-v1.md section 11), and the pandas and polars engines refuse to hash
+    them, but Spark reads them as other types (uint8 as smallint, uint64 as decimal(20,0), a duration as its
+    int64 count), which its hash would have taken for the data: one table, a hash on one engine and none on the
+    others."""
+    import pyarrow as pa
+
+    for file in files:
+        for field in schema_of(file):
+            found = _arrow_only_field(field.type, field.name)
+            if found is None:
+                continue
+            path, t = found
+            where = f"column {path!r}" if path == field.name else f"field {path!r}"
+            msg = f"input {io.name!r}: {where} of {file} is a {t}, which rows-v1 does not hash (docs/rows-v1.md "
+            if pa.types.is_duration(t):
+                msg += "section 11) and Spark would read as its int64 count of units: store it as an int64 of "
+                msg += "microseconds (or as text) first"
+            else:
+                msg += "section 11) and Spark would read as a wider signed type (uint64 as a decimal): store it as "
+                msg += "a signed integer one size larger first"
+            raise EngineError(msg)
+
+
+def _parquet_schema(file: Path) -> pa.Schema:
+    """A parquet file's Arrow schema from its footer (the ``ARROW:schema`` it keeps, when a pyarrow wrote it)."""
+    import pyarrow.parquet as pq
+
+    return pq.read_schema(file)
 
 
 def _unique_header(io: IOConfig, file: Path, names: list[str], case_sensitive: bool) -> list[str]:
@@ -712,9 +777,46 @@ def _refuse_glob(io: IOConfig, where: str, verb: str) -> None:
     raise EngineError(msg)
 
 
+def _start_reason(exc: BaseException) -> str:
+    """Why a SparkSession did not start, in one line: the JVM's innermost cause (``ClassNotFoundException:
+    no.such.Serializer`` for a ``spark.serializer`` that names no class), else pyspark's own words
+    (``[JAVA_GATEWAY_EXITED] Java gateway process exited...``: spark-submit refused a setting, ``spark.executor.memory:
+    1x``, and the JVM exited before it could answer; its lines are on standard error above).
+
+    Example:
+        >>> _start_reason(RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited.\\nmore"))
+        "RuntimeError: [JAVA_GATEWAY_EXITED] Java gateway process exited. (the JVM's own lines are on standard error)"
+    """
+    reason = spark_reason(exc)
+    if getattr(exc, "java_exception", None) is None and "JAVA_GATEWAY" in str(exc):
+        reason += " (the JVM's own lines are on standard error)"
+    return reason
+
+
+#: The session settings recorded among a run's Spark facts (``environment.spark``) because the same query or read
+#: gives other data under another value, though nothing in the task changed: ``lineage compare`` names the one
+#: that moved. Spark's own default counts (Spark 4 turned ANSI on): read from the session, never assumed.
+RESULT_SETTINGS = {
+    "session_time_zone": "spark.sql.session.timeZone",  # timestamps cast to and from text, dates of instants
+    "ansi_enabled": "spark.sql.ansi.enabled",  # an overflow or a bad cast fails instead of null; size(NULL) null
+    "store_assignment_policy": "spark.sql.storeAssignmentPolicy",  # how a value is cast into a table's column
+    "time_parser_policy": "spark.sql.legacy.timeParserPolicy",  # how dates and times are parsed from text
+    "parquet_datetime_rebase_read": "spark.sql.parquet.datetimeRebaseModeInRead",  # old dates in parquet files
+    "parquet_int96_rebase_read": "spark.sql.parquet.int96RebaseModeInRead",  # old INT96 timestamps
+    "decimal_precision_loss": "spark.sql.decimalOperations.allowPrecisionLoss",  # decimal products and quotients
+}
+
+
 def _is_delta_missing(exc: BaseException) -> bool:
     text = str(exc)
     return "DATA_SOURCE_NOT_FOUND" in text or ("delta" in text.lower() and "ClassNotFound" in text)
+
+
+class SessionStartError(EngineError):
+    """The SparkSession could not start (a spark_conf value Spark refuses, Delta jars that cannot be fetched, a JVM
+    that cannot start): nothing was read or written. The message carries Spark's reason: the JVM's exception, or
+    the Java gateway's words when the JVM died before it could say more (its own lines are then on standard
+    error). A caller tells it apart from a failed read or write by its type."""
 
 
 class SparkEngine:
@@ -727,6 +829,7 @@ class SparkEngine:
         self._spark = spark
         self.spark_conf = dict(spark_conf or {})
         self._default_fs_local: bool | None = None
+        self._start_failed: SessionStartError | None = None  # raised again: one JVM start per engine, not per call
         self._persisted: set[int] = set()  # ids of the frames hold() persisted (release() unpersists those only)
         if spark is not None:
             _warn_unapplied(spark, self.spark_conf)
@@ -737,10 +840,18 @@ class SparkEngine:
         if self._spark is None:
             from pyspark.sql import SparkSession
 
+            if self._start_failed is not None:
+                raise self._start_failed
             active = SparkSession.getActiveSession()
             if active is not None:
                 _warn_unapplied(active, self.spark_conf)
-            self._spark = active or new_session(self.spark_conf)
+                self._spark = active
+            else:
+                try:
+                    self._spark = new_session(self.spark_conf)
+                except Exception as exc:
+                    self._start_failed = SessionStartError(f"the Spark session could not start: {_start_reason(exc)}")
+                    raise self._start_failed from exc
         return self._spark
 
     def _fail(self, io: IOConfig, verb: str, where: str, exc: Exception) -> EngineError:
@@ -767,8 +878,11 @@ class SparkEngine:
         return Path(where) if self._default_fs_local else None
 
     def _default_fs_is_local(self) -> bool:
+        # A session that cannot start raises here (SessionStartError): taken for "not local", it was reported as
+        # "cannot overwrite parquet at <a local path> safely: that storage has no atomic rename"
+        spark = self.spark
         try:
-            default_fs = self.spark.sparkContext._jsc.hadoopConfiguration().get("fs.defaultFS")
+            default_fs = spark.sparkContext._jsc.hadoopConfiguration().get("fs.defaultFS")
         except Exception:  # Spark Connect: no JVM here, and the server's disk is not ours to rename on
             return False
         return str(default_fs or "file:///").startswith("file:")
@@ -795,7 +909,10 @@ class SparkEngine:
                     return self.spark.createDataFrame([], StructType([]))  # allow_empty, no declared schema
                 if files and local is not None:
                     sensitive = self._setting("spark.sql.caseSensitive", "false").lower() == "true"
-                    _check_files_alike(io, files, local, options, case_sensitive=sensitive)
+                    schemas = cache(_parquet_schema)  # each footer read once, for both checks
+                    _check_files_alike(io, files, local, options, case_sensitive=sensitive, parquet_schema=schemas)
+                    if io.format == "parquet":
+                        _refuse_arrow_only_types(io, files, schemas)
             reader = self.spark.read.options(**options)
             if io.table is not None:
                 return reader.table(io.table)
@@ -1091,12 +1208,16 @@ class SparkEngine:
             log.debug("unpersist failed", exc_info=True)
 
     def environment(self) -> dict[str, str | None]:
+        """The Spark version, the JVM's, the Delta jars' and the session settings that change what a query or a
+        read gives (:data:`RESULT_SETTINGS`), each None where the session cannot say."""
         spark = self.spark
         facts: dict[str, str | None] = {"version": spark.version}
-        try:
-            facts["session_time_zone"] = spark.conf.get("spark.sql.session.timeZone")
-        except Exception:
-            facts["session_time_zone"] = None
+        for fact, key in RESULT_SETTINGS.items():
+            try:
+                value = spark.conf.get(key)
+            except Exception:  # a setting this Spark does not know, or a session that keeps it to itself
+                value = None
+            facts[fact] = None if value is None else str(value)
         try:
             jvm = spark.sparkContext._jvm
             facts["jvm_version"] = None if jvm is None else jvm.System.getProperty("java.version")

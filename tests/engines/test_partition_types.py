@@ -1,0 +1,179 @@
+"""Partition columns of ``name=value`` folders are typed as Spark types them, on the pandas and polars engines
+(ubunye.engines.partition_types). Before, pyarrow and polars each guessed: ``k=0`` was int32 on pandas and int64 on
+polars, ``dt=2024-01-01`` a string on pandas and a date on polars, so one folder hashed differently per engine.
+
+The expected types and values are those Spark 4.2 gave reading the same folder names (spark.read.parquet, a
+local[1] session, session time zone America/St_Johns), written out here by hand as pyarrow types and Python values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+import pytest
+
+from ubunye.cli.hash import hash_target
+from ubunye.engines.partition_types import partition_column, unescape_path_name
+from ubunye.exceptions import EngineError
+from ubunye.hashing import hash_frame
+
+NULL = "__HIVE_DEFAULT_PARTITION__"
+
+# folder values of one column -> (Spark's type, Spark's values), as Spark 4.2 read them
+SPARK_READ = [
+    (["0"], pa.int32(), [0]),
+    (["007"], pa.int32(), [7]),
+    (["-0"], pa.int32(), [0]),
+    (["+5"], pa.int32(), [5]),
+    (["3000000000"], pa.int64(), [3000000000]),
+    (["1", "3000000000"], pa.int64(), [1, 3000000000]),
+    (["12345678901234567890"], pa.decimal128(20, 0), [Decimal("12345678901234567890")]),
+    (["1" + "0" * 39], pa.float64(), [1e39]),  # over 38 digits: a double
+    (["1", "12345678901234567890"], pa.decimal128(20, 0), [Decimal(1), Decimal("12345678901234567890")]),
+    (["1.5"], pa.float64(), [1.5]),
+    (["1e3"], pa.decimal128(4, 0), [Decimal(1000)]),  # a BigDecimal of scale -3, before double is tried
+    (["1E+20"], pa.decimal128(21, 0), [Decimal(10**20)]),
+    (["1E-3"], pa.float64(), [0.001]),
+    (["1.0"], pa.float64(), [1.0]),
+    (["Infinity"], pa.float64(), [math.inf]),
+    (["-Infinity"], pa.float64(), [-math.inf]),
+    (["1e400"], pa.float64(), [math.inf]),
+    (["1.5d"], pa.float64(), [1.5]),  # Java's Double.parseDouble takes the suffix
+    (["inf"], pa.string(), ["inf"]),
+    (["0x10"], pa.string(), ["0x10"]),
+    (["1_000"], pa.string(), ["1_000"]),
+    (["true"], pa.string(), ["true"]),
+    (["1", "1.5"], pa.float64(), [1.0, 1.5]),
+    (["3000000000", "1.5"], pa.string(), ["3000000000", "1.5"]),  # bigint and double: string, nothing rounded
+    (["12345678901234567890", "1.5"], pa.string(), ["12345678901234567890", "1.5"]),
+    (["2024-01-01"], pa.date32(), [dt.date(2024, 1, 1)]),
+    (["2024-1-1"], pa.string(), ["2024-1-1"]),
+    (["2024-02-30"], pa.string(), ["2024-02-30"]),
+    (["2024-01-01T10%3A00%3A00"], pa.string(), ["2024-01-01T10:00:00"]),
+    (["2024-01-01 10%3A00%3A00Z"], pa.string(), ["2024-01-01 10:00:00Z"]),
+    (["1", "2024-01-01"], pa.string(), ["1", "2024-01-01"]),
+    ([NULL], pa.null(), [None]),  # Spark's void
+    ([NULL, "7"], pa.int32(), [None, 7]),
+    (["a%2Fb"], pa.string(), ["a/b"]),
+    (["%31"], pa.string(), ["1"]),  # numbers are tried on the text as written, strings unescaped
+    (["1%2E5"], pa.string(), ["1.5"]),
+]
+
+
+@pytest.mark.parametrize(("raws", "kind", "values"), SPARK_READ, ids=[" ".join(c[0])[:30] for c in SPARK_READ])
+def test_partition_column_types_values_as_spark(raws: list[str], kind: pa.DataType, values: list[object]) -> None:
+    column = partition_column("k", raws)
+    assert column.type == kind
+    assert column.to_pylist() == values
+
+
+def test_nan_is_a_double() -> None:
+    column = partition_column("k", ["NaN", "2"])
+    assert column.type == pa.float64()
+    assert math.isnan(column[0].as_py()) and column[1].as_py() == 2.0
+
+
+@pytest.mark.parametrize(
+    "raws", [["2024-01-01 10%3A00%3A00"], ["2024-01-01 10:00:00.5"], ["2024-01-01", "2024-01-02 10%3A00%3A00"]]
+)
+def test_a_timestamp_column_is_refused_naming_it(raws: list[str]) -> None:
+    # Spark reads it as a local time of its session's time zone (13:30 UTC in America/St_Johns for 10:00)
+    with pytest.raises(EngineError, match=r"partition column 'ts' holds '2024-01-0\d 10:00:00.*timestamp"):
+        partition_column("ts", raws)
+
+
+def test_unescape_path_name() -> None:
+    assert unescape_path_name("a%2Fb%3d%zz%") == "a/b=%zz%"
+
+
+# -- the engines ---------------------------------------------------------------------------------------------------
+
+BIG = "98765432109876543210"  # over a bigint: decimal(20,0)
+
+# (folder values per file) for columns a..g, and each column's type and values as Spark reads them
+FOLDERS = {
+    "a": (["007", "-0", "+5"], pa.int32(), [7, 0, 5]),
+    "b": (["1", "3000000000", NULL], pa.int64(), [1, 3000000000, None]),
+    "c": (["1", BIG, "1e3"], pa.decimal128(20, 0), [Decimal(1), Decimal(BIG), Decimal(1000)]),
+    "d": (["1.5", "Infinity", "7"], pa.float64(), [1.5, math.inf, 7.0]),
+    "e": (["2024-01-01", NULL, "2024-12-31"], pa.date32(), [dt.date(2024, 1, 1), None, dt.date(2024, 12, 31)]),
+    "f": (["2024-1-1", "a%2Fb", "007"], pa.string(), ["2024-1-1", "a/b", "007"]),
+    "g": (["3000000000", "1.5", "-0"], pa.string(), ["3000000000", "1.5", "-0"]),
+}  # fmt: skip
+
+
+def _folder(tmp_path: Path, fmt: str) -> tuple[Path, pa.Table]:
+    """A folder of three files in name=value folders (a=.../b=.../...), one row each, and the table Spark reads."""
+    root = tmp_path / fmt
+    for i in range(3):
+        where = root.joinpath(*(f"{name}={raws[i]}" for name, (raws, _, _) in FOLDERS.items()))
+        where.mkdir(parents=True)
+        row = pa.table({"v": pa.array([i], pa.int64())})
+        if fmt == "parquet":
+            pq.write_table(row, where / "part-0.parquet")
+        elif fmt == "csv":
+            pcsv.write_csv(row, where / "part-0.csv")
+        else:
+            (where / "part-0.json").write_text(f'{{"v": {i}}}\n')
+    columns = {"v": pa.array([0, 1, 2], pa.int64())}
+    columns.update({name: pa.array(values, kind) for name, (_, kind, values) in FOLDERS.items()})
+    return root, pa.table(columns)
+
+
+@pytest.mark.parametrize("engine", ["pandas", "polars"])
+def test_parquet_partitions_hash_as_spark_reads_them(tmp_path: Path, engine: str) -> None:
+    root, spark = _folder(tmp_path, "parquet")
+    expected = hash_frame(spark)
+    read = hash_target(str(root), engine=engine)
+    assert read["schema"] == expected.schema
+    assert read["data_hash"] == expected.data_hash
+
+
+def test_pandas_and_polars_hash_one_partitioned_folder_alike(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    for dt_, k, f, v in [("2024-01-01", "0", "1.5", 1), ("2024-01-02", "3000000000", "2", 2)]:
+        where = root / f"dt={dt_}" / f"k={k}" / f"f={f}"
+        where.mkdir(parents=True)
+        pq.write_table(pa.table({"v": pa.array([v], pa.int64())}), where / "part-0.parquet")
+    pandas, polars = hash_target(str(root), engine="pandas"), hash_target(str(root), engine="polars")
+    assert (pandas["schema"], pandas["data_hash"]) == (polars["schema"], polars["data_hash"])
+    spark = pa.table({
+        "v": pa.array([1, 2], pa.int64()),
+        "dt": pa.array([dt.date(2024, 1, 1), dt.date(2024, 1, 2)], pa.date32()),
+        "k": pa.array([0, 3000000000], pa.int64()),
+        "f": pa.array([1.5, 2.0], pa.float64()),
+    })  # fmt: skip
+    assert pandas["data_hash"] == hash_frame(spark).data_hash
+
+
+def test_int_partitions_are_spark_ints_on_both_engines(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    for k in ("0", "1"):
+        (root / f"k={k}").mkdir(parents=True)
+        pq.write_table(pa.table({"v": pa.array([int(k)], pa.int64())}), root / f"k={k}" / "part-0.parquet")
+    spark = hash_frame(pa.table({"v": pa.array([0, 1], pa.int64()), "k": pa.array([0, 1], pa.int32())}))
+    for engine in ("pandas", "polars"):
+        assert hash_target(str(root), engine=engine)["data_hash"] == spark.data_hash, engine
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_pandas_text_partitions_hash_as_spark_reads_them(tmp_path: Path, fmt: str) -> None:
+    root, spark = _folder(tmp_path, fmt)
+    read = hash_target(str(root), engine="pandas")
+    assert read["schema"] == hash_frame(spark).schema
+    assert read["data_hash"] == hash_frame(spark).data_hash
+
+
+@pytest.mark.parametrize("engine", ["pandas", "polars"])
+def test_a_timestamp_partition_is_refused_naming_input_and_column(tmp_path: Path, engine: str) -> None:
+    where = tmp_path / "t" / "ts=2024-01-01 10%3A00%3A00"
+    where.mkdir(parents=True)
+    pq.write_table(pa.table({"v": [1]}), where / "part-0.parquet")
+    with pytest.raises(EngineError, match=r"partition column 'ts' holds '2024-01-01 10:00:00', which Spark reads"):
+        hash_target(str(tmp_path / "t"), engine=engine)
