@@ -31,6 +31,13 @@ class EngineError(UbunyeError):
     """An engine cannot read, write or run something (unknown format, missing Delta jars, no catalog...)."""
 
 
+class SessionStartError(EngineError):
+    """The engine's session could not start (Spark: a spark_conf value Spark refuses, Delta jars that cannot be
+    fetched, a JVM that cannot start): nothing was read or written. The message carries the engine's reason (the
+    JVM's exception, or the Java gateway's words when the JVM died before it could say more: its own lines are then
+    on standard error). The runner tells it apart from a monitor's own failure by its type."""
+
+
 class TaskError(UbunyeError):
     """A task run failed; the message names the task, the stage and, when recorded, the record's path."""
 

@@ -31,6 +31,7 @@ from ubunye.exceptions import (
     EngineError,
     ExpectationError,
     RunInterrupted,
+    SessionStartError,
     TaskError,
     UbunyeError,
     error_text,
@@ -612,6 +613,9 @@ def _start(ctx: RunContext, monitors: Sequence[object], options: RunOptions, sta
             call_monitor(m, "task_start", context=ctx, run_id=ctx.run_id, options=options)
         except Exception as exc:  # only an essential monitor's error reaches here
             recorder = isinstance(m, LineageRecorder)
+            if isinstance(exc, SessionStartError):  # the recorder asked the engine for its environment: no monitor
+                msg = mask_text(f"task {ctx.usecase}/{ctx.package}/{ctx.task} did not start: {error_text(exc)}")
+                raise _NotStarted(msg, type(exc).__name__, recorder) from exc
             what = "failed in task_start"
             if recorder:  # a .py file of the task folder it cannot read is the folder's problem, not the store's
                 code = isinstance(exc, CodeFileError)

@@ -73,6 +73,28 @@ def test_a_session_that_cannot_start_says_so_with_sparks_reason(tmp_path, spark_
     assert lines["serializer environment"] == lines["serializer check_output"].replace("check_output", "environment")
 
 
+def test_a_run_whose_session_cannot_start_is_not_blamed_on_the_record_store(tmp_path, spark_child_env) -> None:
+    # A Delta output at a URL needs no session before the run starts: the lineage monitor's task_start (the
+    # engine's environment) started it first, and the run said "monitor lineage could not write the run record".
+    uc = tmp_path / "uc"
+    config = {
+        "ENGINE": {"backend": "spark", "spark_conf": {"spark.master": "local[1]", "spark.executor.memory": "1x"}},
+        "CONFIG": {
+            "outputs": {"o": {"format": "delta", "path": "s3a://no-such-bucket/o"}},
+            "transform": {"type": "sql", "query": "SELECT 1 AS a"},
+            "monitors": ["lineage"],
+        },
+    }
+    write_task(uc, "t", config)
+    cli = [sys.executable, "-c", "from ubunye.cli.main import main; main()"]
+    run = [*cli, "run", "-d", str(uc), "-u", "shop", "-p", "daily", "-t", "t"]
+    done = subprocess.run(run, capture_output=True, text=True, timeout=600, env=spark_child_env, check=False)
+    [said] = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert said.startswith("error: task shop/daily/t did not start: SessionStartError: the Spark session "), said
+    assert "run record" not in said and "monitor" not in said, said
+
+
 def _run_sql(uc: Path, task: str, query: str, spark) -> None:
     cfg = {
         "MODEL": "etl",

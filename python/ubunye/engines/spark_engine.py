@@ -28,7 +28,7 @@ from ubunye.engines.paths import is_url, local_path, location
 from ubunye.engines.spark_read_back import check_partition_values, check_read_back, partition_columns, refuse_drift
 from ubunye.engines.spark_tables import check_catalog_target, check_catalog_write, check_delta_append
 from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
-from ubunye.exceptions import EngineError, HashError, JarNotFoundError, UbunyeError, error_text
+from ubunye.exceptions import EngineError, HashError, JarNotFoundError, SessionStartError, UbunyeError, error_text
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
 from ubunye.hashing.types import spark_identifier
 from ubunye.spark.errors import spark_reason
@@ -810,13 +810,6 @@ RESULT_SETTINGS = {
 def _is_delta_missing(exc: BaseException) -> bool:
     text = str(exc)
     return "DATA_SOURCE_NOT_FOUND" in text or ("delta" in text.lower() and "ClassNotFound" in text)
-
-
-class SessionStartError(EngineError):
-    """The SparkSession could not start (a spark_conf value Spark refuses, Delta jars that cannot be fetched, a JVM
-    that cannot start): nothing was read or written. The message carries Spark's reason: the JVM's exception, or
-    the Java gateway's words when the JVM died before it could say more (its own lines are then on standard
-    error). A caller tells it apart from a failed read or write by its type."""
 
 
 class SparkEngine:
