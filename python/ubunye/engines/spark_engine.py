@@ -466,9 +466,9 @@ def _zoneless_delta(spark: SparkSession) -> bool:
 def _refuse_timestamp_partitions(spark: SparkSession, frame: DataFrame, io: IOConfig) -> None:
     """A timestamp (an instant) in a ``partition_by`` column of a parquet, csv or json folder is refused before
     anything is written: Spark names the partition folder by the local time in the session's time zone, with no
-    offset (``t=2024-01-01 08%3A30%3A00`` in America/St_Johns for 12:00 UTC), and reads the name back as a string
-    (Spark 4), or as a local time of the reading session's zone: another type, or other instants, than the frame
-    the record hashes. Delta keeps partition values as UTC instants in its log."""
+    offset (``t=2024-01-01 08%3A30%3A00`` in America/St_Johns for 12:00 UTC), and reads the name back as a local
+    time of the reading session's zone (pyspark 4.2 does; a name it cannot parse as a timestamp reads as a string):
+    another type, or other instants, than the frame the record hashes. Delta keeps partition values as UTC instants in its log."""
     from pyspark.sql import types as T
 
     fields = {f.name: f for f in frame.schema.fields}
