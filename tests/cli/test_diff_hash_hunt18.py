@@ -307,3 +307,22 @@ def test_ubunye_hash_restores_an_output_cut_short_in_its_swap(tmp_path):
     assert json.loads(checked.stdout)["data_hash"] == hash_frame(frame).data_hash
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
     assert not list((tmp_path / "data").glob(".o.ubunye-old-*"))
+
+
+def test_trace_advice_for_a_spark_run_keeps_every_option_spark_read_with(tmp_path):
+    """The advice kept only the options pandas applies (``sep``) while naming ``--engine spark``: Spark's csv
+    reader defaults to ``header=true``, so a run written with ``header: false`` was checked with another header."""
+    uc = tmp_path / "uc"
+    _, path_b = _runs(uc, SEP, SEP_BODY)
+
+    def spark_run(raw: dict) -> None:  # the record a Spark run of this config leaves, its commit not known
+        raw["status"], raw["outputs"][0]["written"], raw["backend"] = "failed", None, "spark"
+        raw["config"]["CONFIG"]["outputs"]["out"]["options"]["header"] = "false"
+
+    _edit(path_b, spark_run)
+    trace = runner.invoke(app, ["lineage", "trace", str(path_b)], env={"COLUMNS": "1000"})
+    assert trace.exit_code == 0, trace.output
+    advice = next(x for x in trace.stdout.splitlines() if "compare its data_hash with: " in x)
+    argv = shlex.split(advice.split("compare its data_hash with: ", 1)[1].rstrip().rstrip(")"))
+    given = [argv[i + 1] for i, a in enumerate(argv) if a == "--option"]
+    assert argv[argv.index("--engine") + 1] == "spark" and sorted(given) == ["header=false", "sep=;"], argv

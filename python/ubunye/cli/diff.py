@@ -150,10 +150,18 @@ def recorded_options(record: RunRecord, pool: str, name: str) -> tuple[dict[str,
     return dict(options), None
 
 
-def _with_options(io: IOConfig, options: dict[str, Any], engine: str) -> IOConfig:
+def with_read_options(io: IOConfig, options: dict[str, Any], engine: str) -> IOConfig:
     """``io`` with the recorded options the engine reads it with, for csv and json (parquet and Delta files hold
     their own types; their writer options, a codec or ``replaceWhere``, are nothing to a read): Spark takes them
-    all, as it read the run's write back; pandas and polars the ones their readers apply (a csv separator)."""
+    all, as it read the run's write back; pandas and polars the ones their readers apply (a csv separator).
+
+    Example:
+        >>> io = IOConfig("o", format="csv", path="/d/o")
+        >>> with_read_options(io, {"sep": ";", "header": "false"}, "pandas").options
+        {'sep': ';'}
+        >>> with_read_options(io, {"sep": ";", "header": "false"}, "spark").options
+        {'sep': ';', 'header': 'false'}
+    """
     from ubunye.engines._io import reader_options  # the engines' own rule (loaded with an engine anyway)
 
     if io.table is not None or not options or io.format not in _OPTION_FORMATS:
@@ -502,7 +510,7 @@ def diff_runs(a: RunRecord, b: RunRecord, dataset: str | None = None, key: list[
         backend = r.backend if r.backend in BACKENDS else None
         # The options the run read or wrote it with (a csv separator): without them the rows read are others.
         options, unknown = recorded_options(r, at.partition("[")[0], d.name)
-        sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", _with_options(io, options, eng),
+        sides.append(_Side(f"{label} ({r.run_id})", f"{d.name} of run {r.run_id}", with_read_options(io, options, eng),
                            eng, d, field=at, path=path, backend=backend, status=r.status,
                            options_unknown=unknown))  # fmt: skip
     sa, sb = sides

@@ -189,12 +189,14 @@ def _dataset_details(out: Console, record: RunRecord) -> None:
 
 
 def _options(record: RunRecord, side: str, d: DatasetRecord) -> dict[str, Any]:
-    """The options of ``d`` its run's config holds that ``ubunye hash`` (pandas) reads with (a csv separator)."""
-    from ubunye.cli.diff import recorded_options  # diff prints through this module: imported when needed
-    from ubunye.engines._io import reader_options
+    """The options of ``d`` its run's config holds that ``ubunye hash`` with the run's engine reads with, as diff
+    reads them (a csv separator on pandas; every option on Spark, whose csv reader defaults to ``header=true``)."""
+    from ubunye.cli.diff import recorded_options, with_read_options  # diff prints through this module
 
     options, _ = recorded_options(record, f"{side}s", d.name)
-    return reader_options(IOConfig(d.name, format=d.format, options=options)) if d.format else {}
+    if not d.format:
+        return {}
+    return with_read_options(IOConfig(d.name, format=d.format, options={}), options, record.backend or "pandas").options
 
 
 def _landed_advice(d: DatasetRecord, options: Mapping[str, Any] | None = None, engine: str | None = None) -> str:
