@@ -24,6 +24,7 @@ from ubunye.engines._io import TEXT_FORMATS, pandas_table, unwrap
 from ubunye.engines.delta import COMMIT_MARK, sub_microsecond_column, timestamp_of
 from ubunye.engines.inputs import check_alike, column_paths, csv_header, data_files, listing
 from ubunye.engines.locks import output_lock
+from ubunye.engines.partition_types import HIVE_NULL
 from ubunye.engines.paths import is_url, local_path, location
 from ubunye.engines.spark_read_back import check_partition_values, check_read_back, partition_columns, refuse_drift
 from ubunye.engines.spark_tables import check_catalog_target, check_catalog_write, check_delta_append
@@ -406,7 +407,7 @@ def _refuse_empty_partition_values(spark: SparkSession, frame: DataFrame, io: IO
     if not text:
         return
     # the text of the null partition itself is stored as that null too
-    nulls = ("", _HIVE_NULL)
+    nulls = ("", HIVE_NULL)
     tests = [F.col(spark_identifier(c)).isin(*nulls) for c in text]
     found = frame.where(reduce(lambda a, b: a | b, tests)).select(*[spark_identifier(c) for c in text]).first()
     if found is None:
@@ -417,10 +418,6 @@ def _refuse_empty_partition_values(spark: SparkSession, frame: DataFrame, io: IO
     msg += "partition (it reads back as null, so the data would not be the frame the record hashes); nothing was "
     msg += "written: replace it (e.g. with a placeholder) or leave the column out of partition_by"
     raise EngineError(msg)
-
-
-#: The folder name Spark (and Delta's partition values) give a null partition value.
-_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _always_utc(zone: str) -> bool:
@@ -468,7 +465,8 @@ def _refuse_timestamp_partitions(spark: SparkSession, frame: DataFrame, io: IOCo
     anything is written: Spark names the partition folder by the local time in the session's time zone, with no
     offset (``t=2024-01-01 08%3A30%3A00`` in America/St_Johns for 12:00 UTC), and reads the name back as a local
     time of the reading session's zone (pyspark 4.2 does; a name it cannot parse as a timestamp reads as a string):
-    another type, or other instants, than the frame the record hashes. Delta keeps partition values as UTC instants in its log."""
+    another type, or other instants, than the frame the record hashes. Delta keeps partition values as UTC
+    instants in its log."""
     from pyspark.sql import types as T
 
     fields = {f.name: f for f in frame.schema.fields}
