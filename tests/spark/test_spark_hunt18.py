@@ -131,10 +131,12 @@ def test_the_settings_that_change_results_are_read_from_the_session(spark, conf)
 
     conf("spark.sql.storeAssignmentPolicy", "LEGACY")
     conf("spark.sql.legacy.timeParserPolicy", "LEGACY")
+    conf("spark.sql.parquet.int96TimestampConversion", "true")  # the same INT96 file read as other instants
     facts = SparkEngine(spark=spark).environment()
     for fact, key in RESULT_SETTINGS.items():
         assert facts[fact] == spark.conf.get(key), fact
     assert (facts["store_assignment_policy"], facts["time_parser_policy"]) == ("LEGACY", "LEGACY")
+    assert facts["parquet_int96_conversion"] == "true"
 
 
 def test_failing_expressions_are_named_and_a_parse_error_says_what_failed(spark) -> None:

@@ -801,6 +801,8 @@ RESULT_SETTINGS = {
     "time_parser_policy": "spark.sql.legacy.timeParserPolicy",  # how dates and times are parsed from text
     "parquet_datetime_rebase_read": "spark.sql.parquet.datetimeRebaseModeInRead",  # old dates in parquet files
     "parquet_int96_rebase_read": "spark.sql.parquet.int96RebaseModeInRead",  # old INT96 timestamps
+    # Impala's INT96 (a local time) shifted by the session zone on read: other instants from the same file
+    "parquet_int96_conversion": "spark.sql.parquet.int96TimestampConversion",
     "decimal_precision_loss": "spark.sql.decimalOperations.allowPrecisionLoss",  # decimal products and quotients
 }
 
