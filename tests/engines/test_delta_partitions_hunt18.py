@@ -174,3 +174,81 @@ def _frame(engine: str) -> object:
     """Rows (p, v) as ``engine``'s own frame."""
     module = pytest.importorskip(engine)
     return module.DataFrame({"p": ["x", "y"], "v": [1, 2]})
+
+
+# -- a failed first write removes only what it wrote ---------------------------------------------------------------
+# Before, the cleanup removed the whole new folder (shutil.rmtree) once its _delta_log was empty: a file another
+# process put there during the write went with it. Now only deltalake's data files go, then the folders left empty.
+
+
+def _foreign(folder: Path, outside: Path) -> dict[str, bytes | None]:
+    """Put into ``folder`` (the write's new table folder, during the write) what another process might: a file,
+    a file in a partition folder it made, and two symlinks to ``outside`` (a folder holding a file named as
+    deltalake names data files, which the cleanup must not reach); the tree it expects to find after the cleanup."""
+    (folder / "notes.txt").write_text("precious")
+    (folder / "p=theirs").mkdir()
+    (folder / "p=theirs" / "theirs.csv").write_text("a\n1\n")
+    outside.mkdir()
+    (outside / "part-00000-00000000-0000-0000-0000-000000000000-c000.snappy.parquet").write_text("not deltalake's")
+    (folder / "p=link").symlink_to(outside, target_is_directory=True)
+    (folder / "linked").symlink_to(outside, target_is_directory=True)
+    return {
+        "notes.txt": b"precious",
+        "p=theirs": None,
+        "p=theirs/theirs.csv": b"a\n1\n",
+        "p=link": None,
+        "linked": None,
+    }
+
+
+def _links_only(folder: Path) -> dict[str, bytes | None]:
+    """``_tree`` without descending into symlinks (rglob does not follow them; a link shows as itself)."""
+    return {k: (None if (folder / k).is_symlink() or (folder / k).is_dir() else v) for k, v in _tree(folder).items()}
+
+
+@pytest.mark.parametrize("engine", LOCAL_ENGINES)
+def test_a_failed_first_write_keeps_what_another_process_put_in_its_folder(
+    tmp_path: Path, engine: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    folder, outside = tmp_path / "data" / "o", tmp_path / "elsewhere"
+    expected: dict[str, bytes | None] = {}
+
+    def meanwhile() -> None:
+        expected.update(_foreign(folder, outside))
+        raise RuntimeError("refused before the commit")
+
+    io = IOConfig("o", format="delta", path="data/o", partition_by=["p"])
+    with caplog.at_level(logging.WARNING, logger="ubunye"), pytest.raises(RuntimeError, match="refused before"):
+        get_engine(engine).write(_frame(engine), io, tmp_path, before_commit=meanwhile)
+    assert _links_only(folder) == expected  # only the other process's, whole; no folder of deltalake's is left
+    assert [p.name for p in outside.iterdir()] == [
+        "part-00000-00000000-0000-0000-0000-000000000000-c000.snappy.parquet"
+    ]
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert str(folder / "notes.txt") in warned and str(folder / "p=theirs") in warned
+
+
+def test_a_failed_first_write_removes_the_data_files_deltalake_flushed(tmp_path: Path) -> None:
+    # deltalake flushes a data file every ~100 MB: 20M random longs make one before the stream ends, left behind
+    # (no commit) when the hook fails; it goes, the other process's file stays.
+    import numpy as np
+    import pyarrow as pa
+
+    from ubunye.engines.delta import write_delta
+
+    folder = tmp_path / "t"
+    rows = pa.table({"v": np.random.default_rng(7).integers(0, 2**62, 20_000_000)})
+    flushed: list[str] = []
+
+    def meanwhile() -> None:
+        flushed.extend(p.name for p in folder.glob("part-*.parquet*"))
+        (folder / "notes.txt").write_text("precious")
+        raise RuntimeError("refused before the commit")
+
+    with pytest.raises(RuntimeError, match="refused before the commit"):
+        write_delta(pa.Table.from_batches(rows.to_batches(max_chunksize=1_000_000)), IOConfig("o", format="delta"),
+                    str(folder), meanwhile)  # fmt: skip
+    assert flushed  # deltalake had written a data file: this is what is removed
+    assert _tree(folder) == {"notes.txt": b"precious"}

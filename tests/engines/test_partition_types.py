@@ -177,3 +177,95 @@ def test_a_timestamp_partition_is_refused_naming_input_and_column(tmp_path: Path
     pq.write_table(pa.table({"v": [1]}), where / "part-0.parquet")
     with pytest.raises(EngineError, match=r"partition column 'ts' holds '2024-01-01 10:00:00', which Spark reads"):
         hash_target(str(tmp_path / "t"), engine=engine)
+
+
+@pytest.mark.parametrize(("engine", "fmt"), [("pandas", "parquet"), ("pandas", "csv"), ("polars", "parquet")])
+def test_an_empty_partition_value_is_refused_as_spark_refuses_it(tmp_path: Path, engine: str, fmt: str) -> None:
+    # Spark: "Empty partition column value in 'k='"; the pandas and polars engines read it as the text "".
+    for value in ("", "a"):
+        where = tmp_path / "t" / f"k={value}"
+        where.mkdir(parents=True)
+        if fmt == "csv":
+            pcsv.write_csv(pa.table({"v": [1]}), where / "part-0.csv")
+        else:
+            pq.write_table(pa.table({"v": [1]}), where / "part-0.parquet")
+    with pytest.raises(EngineError, match=r"partition column 'k' has an empty value \(a folder named 'k='\)"):
+        hash_target(str(tmp_path / "t"), engine=engine, fmt=fmt)
+
+
+# -- years and zeros Spark reads otherwise than Python -------------------------------------------------------------
+# Measured with Spark's own PartitioningUtils.parsePartitions (folders /base/k=<value>, session zone UTC) on Spark
+# 3.5.9, 4.0.5, 4.2.0 and 4.3.0, which all gave these; a date's value is Spark's day count (days since 1970-01-01).
+# Before, any sign or fifth year digit raised ("a year Python's dates do not hold"), refusing a column Spark reads
+# as strings, and a zero with an exponent was decimal(1,0).
+SPARK_EDGES = [
+    (["-2024-01-01", "x"], pa.string(), ["-2024-01-01", "x"]),
+    (["+2024-01-01", "x"], pa.string(), ["+2024-01-01", "x"]),
+    (["12024-01-01", "region-a"], pa.string(), ["12024-01-01", "region-a"]),
+    (["+2024-01-01"], pa.string(), ["+2024-01-01"]),  # java.time's strict "uuuu": "+" only beyond four digits
+    (["12024-01-01"], pa.string(), ["12024-01-01"]),  # and beyond four digits only with "+"
+    (["-0000-01-01"], pa.string(), ["-0000-01-01"]),  # "-0" is refused
+    (["-0001-02-29"], pa.string(), ["-0001-02-29"]),  # year -1 (2 BC) is no leap year
+    (["+00000000-01-01"], pa.string(), ["+00000000-01-01"]),  # eight year digits: the cast to date refuses it
+    (["+5881580-07-12"], pa.string(), ["+5881580-07-12"]),  # a day beyond 32 bits
+    (["-2024-01-01"], pa.date32(), [-1458779]),
+    (["-12024-01-01"], pa.date32(), [-5111204]),
+    (["+12024-01-01"], pa.date32(), [3672148]),
+    (["+02024-01-01"], pa.date32(), [19723]),
+    (["0000-02-29"], pa.date32(), [-719469]),
+    (["-2024-02-29", "2024-01-01"], pa.date32(), [-1458720, 19723]),
+    (["+5881580-07-11", "-5877641-06-23"], pa.date32(), [2**31 - 1, -(2**31)]),
+    (["0e5"], pa.decimal128(6, 0), [Decimal(0)]),  # BigDecimal 0 of scale -5: Decimal.set gives precision 1+5
+    (["0E10"], pa.decimal128(11, 0), [Decimal(0)]),
+    (["00e2"], pa.decimal128(3, 0), [Decimal(0)]),
+    (["0.0e5"], pa.decimal128(5, 0), [Decimal(0)]),
+    (["1e3", "0e5"], pa.decimal128(6, 0), [Decimal(1000), Decimal(0)]),
+    (["2024-01-01 10%3A00%3A00.12"], pa.string(), ["2024-01-01 10:00:00.12"]),  # "[.S]": one fraction digit
+    (["+2024-01-01 10%3A00%3A00"], pa.string(), ["+2024-01-01 10:00:00"]),
+    (["+1234567-01-01 10%3A00%3A00"], pa.string(), ["+1234567-01-01 10:00:00"]),  # beyond a timestamp's range
+]
+
+
+@pytest.mark.parametrize(("raws", "kind", "values"), SPARK_EDGES, ids=[" ".join(c[0])[:30] for c in SPARK_EDGES])
+def test_signed_years_and_zero_exponents_type_as_spark(
+    raws: list[str], kind: pa.DataType, values: list[object]
+) -> None:
+    column = partition_column("k", raws)
+    assert column.type == kind
+    assert column.equals(pa.array(values, kind))
+
+
+def test_spark_day_counts_are_the_proleptic_calendar_days() -> None:
+    # the day counts above, found again by numpy's proleptic Gregorian datetime64 (astronomical years)
+    import numpy as np
+
+    for text in ("-2024-01-01", "-12024-01-01", "+12024-01-01", "0000-02-29", "-2024-02-29", "+5881580-07-11"):
+        column = partition_column("k", [text])
+        assert column.cast(pa.int32()).to_pylist() == [int(np.datetime64(text.lstrip("+"), "D").astype(np.int64))]
+
+
+@pytest.mark.parametrize("raws", [["-2024-01-01 10%3A00%3A00"], ["+12024-01-01 10%3A00%3A00", "2024-01-01"]])
+def test_a_timestamp_of_a_signed_year_is_refused_as_a_timestamp(raws: list[str]) -> None:
+    with pytest.raises(EngineError, match=r"partition column 'ts' holds '[+-]\d+-01-01 10:00:00', which Spark reads"):
+        partition_column("ts", raws)
+
+
+@pytest.mark.parametrize("engine", ["pandas", "polars"])
+def test_signed_year_folders_hash_as_spark_reads_them(tmp_path: Path, engine: str) -> None:
+    pytest.importorskip(engine)
+    # s: a date and a string, so strings (was refused); d: dates of years Python's dates do not hold; z: 0e5
+    folders = [("-2024-01-01", "-2024-01-01", "0e5"), ("x", "+12024-01-01", "1e3")]
+    root = tmp_path / "t"
+    for i, (s, d, z) in enumerate(folders):
+        where = root / f"s={s}" / f"d={d}" / f"z={z}"
+        where.mkdir(parents=True)
+        pq.write_table(pa.table({"v": pa.array([i], pa.int64())}), where / "part-0.parquet")
+    spark = pa.table({
+        "v": pa.array([0, 1], pa.int64()),
+        "s": pa.array(["-2024-01-01", "x"], pa.string()),
+        "d": pa.array([-1458779, 3672148], pa.date32()),  # Spark's day counts (SPARK_EDGES)
+        "z": pa.array([Decimal(0), Decimal(1000)], pa.decimal128(6, 0)),
+    })  # fmt: skip
+    read = hash_target(str(root), engine=engine)
+    assert read["schema"] == hash_frame(spark).schema
+    assert read["data_hash"] == hash_frame(spark).data_hash

@@ -38,6 +38,7 @@ from __future__ import annotations
 import datetime
 import logging
 import os
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -180,20 +181,68 @@ def _new_local_folder(path: str) -> Path | None:
     return None if folder is None or os.path.lexists(folder) else folder
 
 
+# The names deltalake gives a write's data files (part-00000-<uuid>-c000.snappy.parquet), and object_store's name
+# for one still being written (the same with "#1" after it), in the table folder or its partition folders
+_DATA_FILE = re.compile(r"part-\d+-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}-c\d+(?:\.\w+)?\.parquet(?:#\d+)?")
+
+
 def _remove_uncommitted(folder: Path, io: IOConfig) -> None:
     """Remove what a failed first write left at ``folder`` when no commit was made: deltalake leaves the folder it
-    created (and the data files of an aborted write) behind, which later reads would take for a table ("No files
-    in log segment"), and the next write for an existing one. A folder holding anything in ``_delta_log`` is kept:
-    a commit, or a writer other than this one (the output's lock keeps out other ubunye runs only)."""
-    import shutil
+    created and the data files an aborted write flushed (one per ~100 MB), which later reads would take for a
+    table ("No files in log segment"), and the next write for an existing one.
 
+    Only what deltalake writes is removed: its data files (:data:`_DATA_FILE`) in ``folder`` and its partition
+    folders (``name=value``), then each of these folders and ``_delta_log`` once empty, then ``folder`` once empty;
+    no symlink is followed. Anything else (a file another process put there during the write: the output's lock
+    keeps out other ubunye runs only) is kept, with the folders holding it, and a warning names it: nothing of it
+    is lost. A ``_delta_log`` holding anything (a commit, or another writer's) keeps the whole folder as it is. The
+    folders deltalake created above ``folder`` (its path's missing parents) are left."""
     log_dir = folder / "_delta_log"
     try:
-        if not folder.is_dir() or (log_dir.is_dir() and any(log_dir.iterdir())) or log_dir.is_file():
+        if folder.is_symlink() or not folder.is_dir() or log_dir.is_symlink():
             return
-        shutil.rmtree(folder)
+        if os.path.lexists(log_dir) and (not log_dir.is_dir() or any(log_dir.iterdir())):
+            return
+        kept = _remove_written(folder, top=True)
     except OSError as exc:  # the write's own failure is what the run reports
         log.warning("output %r: could not remove %s, left by the failed first write: %s", io.name, folder, exc)
+        return
+    if kept:
+        shown = ", ".join(str(p) for p in kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
+        msg = "output %r: the failed first write's own files are removed from %s; kept, as it did not write them: %s"
+        log.warning(msg, io.name, folder, shown)
+
+
+def _remove_written(folder: Path, top: bool) -> list[Path]:
+    """Remove deltalake's data files from ``folder`` and its partition folders (and an empty ``_delta_log`` when
+    ``top``), then ``folder`` if nothing else is in it; the paths of what is not deltalake's, kept with the folders
+    holding them (a folder not named ``name=value`` is kept whole, unread)."""
+    kept: list[Path] = []
+    with os.scandir(folder) as scan:
+        entries = list(scan)
+    for entry in entries:
+        path = folder / entry.name
+        if top and entry.name == "_delta_log" and entry.is_dir(follow_symlinks=False):
+            kept += _remove_empty(path)
+        elif "=" in entry.name and entry.is_dir(follow_symlinks=False):
+            kept += _remove_written(path, top=False)
+        elif _DATA_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+            path.unlink()
+        else:
+            kept.append(path)
+    return kept or _remove_empty(folder)
+
+
+def _remove_empty(folder: Path) -> list[Path]:
+    """Remove ``folder`` if it is empty (rmdir: what another process put in it meanwhile is never removed); else
+    ``[folder]``, kept."""
+    try:
+        folder.rmdir()
+    except OSError:
+        if not os.path.lexists(folder):
+            return []
+        return [folder]
+    return []
 
 
 def committed_version(path: str, io: IOConfig, mark: str) -> int | None:

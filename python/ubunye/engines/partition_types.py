@@ -9,7 +9,7 @@ pandas and polars engines read the folder as the Spark engine reads it (docs/tas
 
 from __future__ import annotations
 
-import datetime as dt
+import calendar
 import decimal
 import re
 from collections.abc import Sequence
@@ -36,11 +36,17 @@ _JAVA_DOUBLE = re.compile(
     r"|(?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[fFdD]?"
     r"|(?P<hex>0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)"
 )
-# Spark's DateFormatter.defaultPattern "yyyy-MM-dd" (strict: two-digit month and day; a sign or a fifth year digit
-# is taken too)
-_DATE = re.compile(r"[+-]?\d{4,}-\d{2}-\d{2}")
-# Spark's PartitioningUtils.timestampPartitionPattern "yyyy-MM-dd HH:mm:ss[.S]", on the unescaped text
-_TIMESTAMP = re.compile(r"([+-]?\d{4,}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d+)?")
+# Spark's DateFormatter.defaultPattern "yyyy-MM-dd" (java.time's "uuuu-MM-dd", parsed strictly: two-digit month and
+# day; the year's sign rules are in _epoch_day)
+_YMD = r"(?P<sign>[+-]?)(?P<year>\d{4,})-(?P<month>\d{2})-(?P<day>\d{2})"
+_DATE = re.compile(_YMD)
+# Spark's PartitioningUtils.timestampPartitionPattern "yyyy-MM-dd HH:mm:ss[.S]", on the unescaped text: one fraction
+# digit at most ("10:00:00.12" is a string in Spark 3.5 to 4.3)
+_TIMESTAMP = re.compile(_YMD + r" (?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.\d)?")
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+# the first and last days on which Spark's timestamp (microseconds in a long) holds a local time in some session
+# zone; on these two, a time beyond it is taken for a timestamp all the same (refused, never misread)
+_TIMESTAMP_DAYS = (-106_751_992, 106_751_991)
 
 
 def unescape_path_name(text: str) -> str:
@@ -67,43 +73,70 @@ def _java_double(raw: str) -> float | None:
     return sign * float(found.group("dec"))
 
 
-def _big_decimal(raw: str) -> decimal.Decimal | None:
-    """``raw`` as Spark's partition inference takes a decimal: a java.math.BigDecimal of scale <= 0 (no digit
-    after the point: ``1e3`` and ``1.0E1`` are, ``1.0`` is not) and at most 38 digits once written with scale 0
-    (Spark allows no negative scale: ``1e3`` is decimal(4,0))."""
+def _big_decimal(raw: str) -> int | None:
+    """The precision of the decimal(p,0) Spark's partition inference takes ``raw`` for, or None: a
+    java.math.BigDecimal of scale <= 0 (no digit after the point: ``1e3`` and ``1.0E1`` are, ``1.0`` is not), its
+    precision that of the value written with scale 0 (Decimal.set: Spark allows no negative scale), at most 38.
+    The precision counts the exponent's zeros whatever the digits: ``1e3`` is decimal(4,0), ``0e5`` decimal(6,0).
+
+    Example:
+        >>> _big_decimal("0e5"), _big_decimal("00e2"), _big_decimal("0100"), _big_decimal("1.5")
+        (6, 3, 3, None)
+    """
     if _BIG_DECIMAL.fullmatch(raw) is None:
         return None
-    value = decimal.Decimal(raw)
-    digits, exponent = value.as_tuple().digits, int(value.as_tuple().exponent)
-    if exponent < 0 or len(digits) + exponent > 38:
-        return None
-    return value.quantize(decimal.Decimal(1), context=decimal.Context(prec=40))
+    # Python's digits are the BigDecimal's unscaled value without leading zeros (one digit for zero), as Java's
+    # precision counts them; Python's exponent is minus the BigDecimal's scale
+    parts = decimal.Decimal(raw).as_tuple()
+    exponent = int(parts.exponent)
+    precision = len(parts.digits) + exponent
+    return precision if exponent >= 0 and precision <= 38 else None
 
 
-def _date(raw: str) -> dt.date | None:
-    """``raw`` as Spark's partition date formatter (``yyyy-MM-dd``, strict) reads it, or None (a string)."""
-    if _DATE.fullmatch(raw) is None:
+def _epoch_day(found: re.Match[str]) -> int | None:
+    """The day (since 1970-01-01, proleptic Gregorian, year 0 = 1 BC) of a :data:`_YMD` match as Spark's strict
+    ``yyyy-MM-dd`` reads it, or None where Spark reads a string: a sign only on more than four year digits
+    (``+12024-01-01``; ``+2024-01-01`` and ``12024-01-01`` are strings), ``-`` on any but zero (``-2024-01-01`` is
+    a date, ``-0000-01-01`` a string), and a day of the month. (Measured on Spark 3.5.9, 4.0.5, 4.2.0, 4.3.0.)"""
+    sign, digits = found.group("sign"), found.group("year")
+    year, month, day = int(sign + digits), int(found.group("month")), int(found.group("day"))
+    if (sign == "" and len(digits) > 4) or (sign == "+" and len(digits) == 4) or (sign == "-" and year == 0):
         return None
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw):  # "-2024-01-01", "12024-01-01": Spark's dates, not Python's
-        raise ValueError(f"Spark may read {raw!r} as a date of a year Python's dates do not hold (1 to 9999)")
-    try:
-        return dt.date.fromisoformat(raw)
-    except ValueError:  # 2024-02-30, 2024-13-01: Spark's strict formatter refuses it too (a string)
+    if not 1 <= month <= 12 or not 1 <= day <= _MONTH_DAYS[month - 1] + (month == 2 and calendar.isleap(year)):
         return None
+    # days from the civil date (H. Hinnant's algorithm): years from March, so a leap day ends its year
+    y = year - (month <= 2)
+    era, of_era = divmod(y, 400)
+    day_of_year = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    return era * 146097 + of_era * 365 + of_era // 4 - of_era // 100 + day_of_year - 719468
+
+
+def _date(raw: str) -> int | None:
+    """The day (since 1970-01-01) Spark's partition inference reads ``raw`` as, or None (not a date): the strict
+    formatter (:func:`_epoch_day`), then a cast to date (four to seven year digits, a day within Spark's DateType:
+    32 bits, as Arrow's date32). Years Python's dates do not hold are dates all the same (``-2024-01-01``).
+
+    Example:
+        >>> _date("2024-01-01"), _date("+02024-01-01"), _date("-0001-12-31"), _date("2024-02-30")
+        (19723, 19723, -719529, None)
+    """
+    found = _DATE.fullmatch(raw)
+    if found is None or len(found.group("year")) > 7:
+        return None
+    day = _epoch_day(found)
+    return day if day is not None and _INT32[0] <= day <= _INT32[1] else None
 
 
 def _timestamp(raw: str) -> bool:
     """Whether Spark reads ``raw`` as a timestamp (``yyyy-MM-dd HH:mm:ss[.S]`` on the unescaped text: Spark
-    writes ``10%3A00%3A00``)."""
+    writes ``10%3A00%3A00``; the year as in :func:`_epoch_day`, at most six digits, within a timestamp's range)."""
     found = _TIMESTAMP.fullmatch(unescape_path_name(raw))
-    if found is None:
+    if found is None or len(found.group("year")) > 6:
         return False
-    hour, minute, second = (int(found.group(i)) for i in (2, 3, 4))
-    try:
-        day = _date(found.group(1))
-    except ValueError:  # a year Python's dates do not hold: a timestamp all the same (refused)
-        return True
-    return day is not None and hour < 24 and minute < 60 and second < 60
+    day = _epoch_day(found)
+    hour, minute, second = (int(found.group(key)) for key in ("hour", "minute", "second"))
+    in_range = day is not None and _TIMESTAMP_DAYS[0] <= day <= _TIMESTAMP_DAYS[1]
+    return in_range and hour < 24 and minute < 60 and second < 60
 
 
 def _value_type(raw: str) -> pa.DataType:
@@ -115,9 +148,9 @@ def _value_type(raw: str) -> pa.DataType:
             return pa.int32()
         if _INT64[0] <= number <= _INT64[1]:
             return pa.int64()
-    whole = _big_decimal(raw)
-    if whole is not None:
-        return pa.decimal128(max(len(whole.as_tuple().digits), 1), 0)
+    precision = _big_decimal(raw)
+    if precision is not None:
+        return pa.decimal128(precision, 0)
     if _java_double(raw) is not None:
         return pa.float64()
     if _timestamp(raw):
@@ -165,12 +198,14 @@ def partition_column(name: str, raws: Sequence[str | None] | pa.Array | pa.Chunk
 
     Spark (spark.sql.sources.partitionColumnTypeInference.enabled, the default) types each value by itself, then
     takes one type for the column; each value is then read from its text as that type (so ``007`` in an int column
-    is 7, in a string column ``007``). An all-null column has Spark's void type (Arrow null). A timestamp column is
+    is 7, in a string column ``007``). An all-null column has Spark's void type (Arrow null). A date column holds
+    every day Spark's does, in years Python's dates do not hold too (``-2024-01-01``). A timestamp column is
     refused: Spark reads the folder's local time in its session's time zone, which the pandas and polars engines
     do not have.
 
     Raises:
-        EngineError: for a timestamp column, or a date Python cannot hold, naming the column.
+        EngineError: for a timestamp column, or an empty value (a folder ``k=``, which Spark refuses), naming the
+            column.
 
     Example:
         >>> partition_column("k", ["0", "3000000000", None]).type, partition_column("k", ["007", "1.5"]).to_pylist()
@@ -188,13 +223,14 @@ def partition_column(name: str, raws: Sequence[str | None] | pa.Array | pa.Chunk
     texts_in = raws.cast(pa.string()) if isinstance(raws, pa.Array) else pa.array(raws, pa.string())
     codes = texts_in.dictionary_encode()  # each distinct folder value typed once, however many rows hold it
     texts: list[str | None] = codes.dictionary.to_pylist()
-    try:
-        column = pa.null()
-        for raw in texts:
-            column = _wider(column, pa.null() if raw is None else _value_type(raw))
-        values = [_typed(raw, column) for raw in texts]
-    except ValueError as exc:
-        raise EngineError(f"partition column {name!r}: {exc}") from exc
+    if "" in texts:  # Spark's parsePartition asserts: "Empty partition column value in 'k='"
+        msg = f"partition column {name!r} has an empty value (a folder named {name + '='!r}), which Spark refuses "
+        msg += "to read: no engine reads a value for it (a null partition is __HIVE_DEFAULT_PARTITION__)"
+        raise EngineError(msg)
+    column = pa.null()
+    for raw in texts:
+        column = _wider(column, pa.null() if raw is None else _value_type(raw))
+    values = [_typed(raw, column) for raw in texts]
     if pa.types.is_timestamp(column):
         shown = next(unescape_path_name(r) for r in texts if r is not None and _timestamp(r))
         msg = f"partition column {name!r} holds {shown!r}, which Spark reads as a timestamp: the local time of "
@@ -217,7 +253,7 @@ def _typed(raw: str | None, column: pa.DataType) -> object:
     if pa.types.is_floating(column):
         return _java_double(raw)
     if pa.types.is_date(column):
-        return _date(raw)
+        return _date(raw)  # days since 1970-01-01, as date32 holds them
     return None  # a timestamp column is refused by the caller
 
 
