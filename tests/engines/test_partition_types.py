@@ -193,6 +193,19 @@ def test_an_empty_partition_value_is_refused_as_spark_refuses_it(tmp_path: Path,
         hash_target(str(tmp_path / "t"), engine=engine, fmt=fmt)
 
 
+@pytest.mark.parametrize("engine", ["pandas", "polars"])
+@pytest.mark.parametrize("held", ["k", "K"])
+def test_a_partition_folder_naming_a_column_of_the_files_is_refused(tmp_path: Path, engine: str, held: str) -> None:
+    # Spark reads the folder's value in the files' column's place (names ignore case); pyarrow kept both ('K' and
+    # 'k') or failed to merge them, polars replaced an exact name only: each engine read another table.
+    where = tmp_path / "t" / "k=1"
+    where.mkdir(parents=True)
+    pq.write_table(pa.table({held: ["a"], "x": [1]}), where / "part-0.parquet")
+    said = f"the partition folder 'k=1' names column 'k', which the files hold too \\(as '{held}'"
+    with pytest.raises(EngineError, match=said):
+        hash_target(str(tmp_path / "t"), engine=engine)
+
+
 # -- years and zeros Spark reads otherwise than Python -------------------------------------------------------------
 # Measured with Spark's own PartitioningUtils.parsePartitions (folders /base/k=<value>, session zone UTC) on Spark
 # 3.5.9, 4.0.5, 4.2.0 and 4.3.0, which all gave these; a date's value is Spark's day count (days since 1970-01-01).

@@ -37,7 +37,9 @@ from ubunye.engines.inputs import (
     refuse_compression,
     refuse_spark_only_types,
 )
-from ubunye.engines.partition_types import text_partitioning, typed_partitions
+from ubunye.engines.int96 import as_instants, int96_leaves, refuse_mixed, refuse_sub_microseconds
+from ubunye.engines.legacy_dates import refuse_legacy_dates, refuse_unsigned_drift
+from ubunye.engines.partition_types import refuse_overlap, text_partitioning, typed_partitions
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.delta_files import parquet_read_options
@@ -191,17 +193,13 @@ def _table(io: IOConfig, sources: str | list[str], whole: pa.Schema | None, **pa
     """Every row of ``io``'s files (json with the schema ``whole``: :func:`_json_table`) in blocks large enough for
     its longest row; a csv column this pyarrow read as wrapped nanosecond timestamps is read as its text instead,
     as newer pyarrow reads it (docs/rows-v1.md section 5.3: never a wrapped instant); a parquet INT96 timestamp as
-    an instant in UTC (:func:`_utc_int96`), refused when it holds nanoseconds (:func:`_refuse_int96_nanoseconds`)."""
+    an instant in UTC (:func:`_parquet_table`)."""
     import pyarrow.dataset as ds
 
     if io.format == "json":
         return larger_blocks(lambda size: _json_table(io, sources, whole, size, **partitions))[0]
     if io.format == "parquet":
-        dataset = ds.dataset(sources, format=_file_format(io), **partitions)
-        found = _int96_leaves(dataset)
-        _refuse_int96_nanoseconds(io, dataset, found)
-        table = dataset.to_table()
-        return table.cast(_utc_int96(table.schema, found)) if found else table
+        return _parquet_table(io, ds.dataset(sources, format=_file_format(io), **partitions))
 
     def scan(texts: tuple[str, ...] = (), columns: list[str] | None = None) -> pa.Table:
         def read(size: int | None) -> pa.Table:
@@ -218,141 +216,23 @@ def _table(io: IOConfig, sources: str | list[str], whole: pa.Schema | None, **pa
     return scan(wrapped) if wrapped else table
 
 
-#: How a parquet INT96 timestamp is read: an instant in microseconds. INT96 (Spark's default
-#: ``outputTimestampType``, Databricks' too, Hive's and Impala's) holds a UTC-based instant, which Spark reads as
-#: ``timestamp``; pyarrow reads it without a zone (``timestamp_ntz``), with or without an Arrow schema in the footer,
-#: so one file hashed one way on Spark and another here, silently.
-_INT96_TYPE = pa.timestamp("us", "UTC")
-
-
-def _nested_fields(kind: pa.DataType) -> list[pa.Field] | None:
-    """The child fields of a nested type in parquet's leaf order (a map's key, then its value), None for a leaf."""
-    if pa.types.is_struct(kind):
-        return [kind.field(i) for i in range(kind.num_fields)]
-    if pa.types.is_map(kind):
-        return [kind.key_field, kind.item_field]
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return [kind.value_field]
-    return None
-
-
-def _rebuilt(kind: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
-    """The nested type ``kind`` with its child fields (:func:`_nested_fields`) replaced by ``fields``."""
-    if pa.types.is_struct(kind):
-        return pa.struct(fields)
-    if pa.types.is_map(kind):
-        return pa.map_(fields[0], fields[1], kind.keys_sorted)
-    if pa.types.is_fixed_size_list(kind):
-        return pa.list_(fields[0], kind.list_size)
-    return pa.large_list(fields[0]) if pa.types.is_large_list(kind) else pa.list_(fields[0])
-
-
-def _leaves(kind: pa.DataType) -> int:
-    """How many parquet leaf columns a column of type ``kind`` is stored as."""
-    children = _nested_fields(kind)
-    return 1 if children is None else sum(_leaves(f.type) for f in children)
-
-
-def _as_instants(kind: pa.DataType, int96: frozenset[int], first: int = 0) -> pa.DataType:
-    """``kind`` with its leaves numbered from ``first`` (depth-first, as parquet numbers them) that are in
-    ``int96`` as :data:`_INT96_TYPE`."""
-    children = _nested_fields(kind)
-    if children is None:
-        return _INT96_TYPE if first in int96 and pa.types.is_timestamp(kind) else kind
-    fields = []
-    for f in children:
-        fields.append(f.with_type(_as_instants(f.type, int96, first)))
-        first += _leaves(f.type)
-    return _rebuilt(kind, fields)
-
-
-#: Per parquet file (fragment) holding INT96: its columns holding one, each with its INT96 leaves (numbered within
-#: the column).
-_Int96Leaves = list[tuple["ds.ParquetFileFragment", dict[str, frozenset[int]]]]
-
-
-def _int96_leaves(dataset: ds.Dataset) -> _Int96Leaves:
-    """The INT96 timestamps of ``dataset``'s parquet files, by file and column (each file's footer read; the Arrow
-    schema pyarrow reads does not tell INT96 from a plain timestamp without a zone, which must stay one)."""
-    found: _Int96Leaves = []
-    for fragment in dataset.get_fragments():
-        parquet = fragment.metadata.schema
-        int96 = {i for i in range(len(parquet)) if parquet.column(i).physical_type == "INT96"}
-        if not int96:
-            continue
-        fields, columns, first = list(fragment.physical_schema), {}, 0
-        # pyarrow makes one Arrow leaf of each parquet leaf, in order: the count is checked, never assumed
-        if sum(_leaves(f.type) for f in fields) != len(parquet):
-            raise EngineError(f"{fragment.path}: its parquet columns do not match the Arrow schema read of it")
-        for f in fields:
-            mine = frozenset(i - first for i in int96 if first <= i < first + _leaves(f.type))
-            if mine:
-                columns[f.name] = mine
-            first += _leaves(f.type)
-        found.append((fragment, columns))
-    return found
-
-
-def _utc_int96(schema: pa.Schema, found: _Int96Leaves) -> pa.Schema:
-    """``schema`` (a parquet dataset's) with every leaf any file stores as INT96 as :data:`_INT96_TYPE`: the
-    value is UTC-based, so reading it in UTC keeps its instant (Spark reads it so; docs/rows-v1.md section 5.3)."""
-    leaves: dict[str, frozenset[int]] = {}
-    for _, columns in found:
-        for name, mine in columns.items():
-            leaves[name] = leaves.get(name, frozenset()) | mine
-    for name, mine in leaves.items():
-        i = schema.get_field_index(name)
-        if i >= 0:
-            schema = schema.set(i, schema.field(i).with_type(_as_instants(schema.field(i).type, mine)))
-    return schema
-
-
-def _leaf_arrays(array: pa.Array) -> list[pa.Array]:
-    """The leaf arrays of ``array`` in parquet's leaf order (children as stored: two reads of one file align)."""
-    kind = array.type
-    if pa.types.is_struct(kind):
-        return [leaf for i in range(kind.num_fields) for leaf in _leaf_arrays(array.field(i))]
-    if pa.types.is_map(kind):
-        return [*_leaf_arrays(array.keys), *_leaf_arrays(array.items)]
-    if _nested_fields(kind) is not None:
-        return _leaf_arrays(array.values)
-    return [array]
-
-
-def _refuse_int96_nanoseconds(io: IOConfig, dataset: ds.Dataset, found: _Int96Leaves) -> None:
-    """Raise EngineError naming the input, file and column when an INT96 timestamp holds a non-zero sub-microsecond
-    part: read in microseconds (:func:`parquet_read_options`, as Spark reads it) it is truncated, and two files
-    differing only there hashed alike (docs/rows-v1.md section 5.3 refuses that). Only the INT96 columns are read
-    again, in nanoseconds: a value past 2262 wraps there, but pyarrow computes both reads in 64-bit unsigned
-    arithmetic, so ``nanoseconds - 1000 * microseconds`` (wrapping alike) is the sub-microsecond part at any year.
-    Spark writes whole microseconds: its files pass."""
-    import pyarrow.compute as pc
-    import pyarrow.dataset as ds
-
-    nanos = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="ns"))
-    for fragment, columns in found:
-        names = list(columns)
-        micro = fragment.to_table(columns=names)
-        nano = nanos.make_fragment(fragment.path, dataset.filesystem).to_table(columns=names)
-        for name, mine in columns.items():
-            us_leaves = _leaf_arrays(micro.column(name).combine_chunks())
-            ns_leaves = _leaf_arrays(nano.column(name).combine_chunks())
-            for i in sorted(mine):
-                us = us_leaves[i].cast(pa.int64())
-                finer = pc.subtract(ns_leaves[i].cast(pa.int64()), pc.multiply(us, 1000))
-                odd = pc.not_equal(finer, 0)
-                if not pc.any(odd).as_py():
-                    continue
-                row = pc.index(odd, True).as_py()
-                text = f"{us_leaves[i].slice(row, 1).cast(pa.string())[0].as_py()}{finer[row].as_py():03d}Z"
-                where = "" if _nested_fields(micro.schema.field(name).type) is None else " (inside it)"
-                msg = (
-                    f"input {io.name!r}: {fragment.path}: column {name!r} holds an INT96 timestamp{where} with a "
-                    f"non-zero sub-microsecond part ({text}): rows-v1 hashes microseconds (docs/rows-v1.md section "
-                    "5.3), and dropping the nanoseconds would make different instants hash alike; write it in "
-                    "microseconds (Spark writes INT96 in whole microseconds)"
-                )
-                raise EngineError(msg)
+def _parquet_table(io: IOConfig, dataset: ds.Dataset) -> pa.Table:
+    """Every row of the parquet ``dataset``, its INT96 timestamps instants in UTC (ubunye.engines.int96): a folder
+    holding a column as INT96 in one file and without zone in another is refused, and so is an INT96 value with
+    nanoseconds, checked against the microseconds read here (the scan keeps the files' order)."""
+    fragments = list(dataset.get_fragments())
+    footers = [(fragment.path, fragment.metadata) for fragment in fragments]  # each footer read once
+    leaves = [int96_leaves(footer, path) for path, footer in footers]
+    if not any(leaves):
+        return dataset.to_table()
+    refuse_mixed(io.name, footers)
+    table, first = dataset.to_table(), 0
+    for (path, footer), mine in zip(footers, leaves, strict=True):
+        if mine:
+            rows = table.slice(first, footer.num_rows).select(list(mine))
+            refuse_sub_microseconds(io.name, path, mine, rows, dataset.filesystem)
+        first += footer.num_rows
+    return table.cast(as_instants(table.schema, *leaves))
 
 
 @functools.cache
@@ -650,9 +530,12 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         assert root is not None
         schemas = functools.cache(lambda file: self._file_schema(io, file))
         check_alike(io, files, root, lambda file: column_paths(schemas(file)))
+        refuse_overlap(io.name, schemas(files[0]).names if files else [], files, root)
         if io.format == "parquet":  # alike: the first file says what Spark declared for all
             declared = schemas(files[0]).metadata or {}
             refuse_spark_only_types(io, declared.get(SPARK_ROW_METADATA), str(files[0]))
+            refuse_unsigned_drift(io.name, files)  # pyarrow would cast it to the first file's type
+            refuse_legacy_dates(io.name, files)  # Spark's hybrid-calendar days, read as other days here
         whole = _unified([schemas(f) for f in files]) if io.format == "json" else None
         # name=value folders become columns, read as their text, then typed as Spark types them (not pyarrow's guess)
         hive = text_partitioning(files, root)
@@ -669,7 +552,8 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
             return _json_schema(file)
         if io.format == "parquet":  # its INT96 timestamps as read: instants (an append's drift check compares them)
             dataset = ds.dataset(str(file), format=_file_format(io))
-            return _utc_int96(dataset.schema, _int96_leaves(dataset))
+            footer = next(iter(dataset.get_fragments())).metadata
+            return as_instants(dataset.schema, int96_leaves(footer, str(file)))
         return larger_blocks(lambda size: ds.dataset(str(file), format=_file_format(io, size)).schema)[0]
 
     # -- writing (the rest is LocalEngine's) ------------------------------------------------------------------------

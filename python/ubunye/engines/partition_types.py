@@ -294,6 +294,29 @@ def typed_partitions(source: str, table: pa.Table, files: Sequence[Path], root: 
     return table
 
 
+def refuse_overlap(source: str, columns: Sequence[str], files: Sequence[Path], root: Path) -> None:
+    """Raise EngineError when a partition folder of ``files`` (under ``root``) names a column the files hold too
+    (``columns``), compared ignoring case as Spark resolves names: Spark reads the folder's value in its place
+    and drops the files' column; pyarrow refuses to merge the two or keeps both (``K`` and ``k``), so each engine
+    would read another table. Refused, naming both, rather than one engine's choice taken silently.
+
+    Example:
+        >>> refuse_overlap("i", ["K", "x"], [Path("/d/k=1/p.parquet")], Path("/d"))
+        Traceback (most recent call last):
+        ...
+        ubunye.exceptions.EngineError: input 'i': the partition folder 'k=1' names column 'k', which the files ...
+    """
+    held = {name.casefold(): name for name in columns}
+    for raw, value in folder_values(files[0], root) if files else []:
+        name = unescape_path_name(raw)
+        if name.casefold() in held:
+            msg = f"input {source!r}: the partition folder {raw + '=' + value!r} names column {name!r}, which the "
+            msg += f"files hold too (as {held[name.casefold()]!r}; Spark, whose names ignore case, reads the "
+            msg += "folder's value in its place and drops the files' column, other engines keep both or fail): "
+            msg += "rename the folder or the column"
+            raise EngineError(msg)
+
+
 def partition_columns(source: str, files: Sequence[Path], root: Path, rows: Sequence[int]) -> dict[str, pa.Array]:
     """The partition columns of ``files`` (under ``root``) as Spark reads them, by name, for a table of their
     rows one file after another (``rows[i]`` rows from ``files[i]``); errors name the input ``source``."""
@@ -316,6 +339,7 @@ __all__ = [
     "folder_values",
     "partition_column",
     "partition_columns",
+    "refuse_overlap",
     "text_partitioning",
     "typed_partitions",
     "unescape_path_name",

@@ -40,13 +40,16 @@ from ubunye.engines.delta import open_table, read_table, timestamp_of
 from ubunye.engines.inputs import (
     SPARK_ROW_METADATA,
     check_alike,
+    column_difference,
     column_paths,
     data_files,
     has_partitions,
     refuse_compression,
     refuse_spark_only_types,
 )
-from ubunye.engines.partition_types import partition_columns
+from ubunye.engines.int96 import as_instants, int96_leaves, refuse_mixed, refuse_sub_microseconds
+from ubunye.engines.legacy_dates import refuse_legacy_dates, refuse_unsigned_drift
+from ubunye.engines.partition_types import partition_columns, refuse_overlap
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.delta_files import parquet_read_options, refuse_char_columns
@@ -254,30 +257,6 @@ _INSTANT = pl.Datetime("us", "UTC")
 _INT96_CAST = pl.ScanCastOptions(datetime_cast=["nanosecond-downcast", "convert-timezone"])
 
 
-def _instants_where_int96(dtype: PolarsDataType, as_us: pa.DataType, as_ms: pa.DataType) -> PolarsDataType:
-    """``dtype`` (a column as polars reads it) with each INT96 timestamp in it :data:`_INSTANT`. ``as_us`` and
-    ``as_ms`` are the column's type as pyarrow reads it with ``coerce_int96_timestamp_unit`` us and ms: only an
-    INT96 timestamp's unit follows that option, so a timestamp whose units differ there is INT96.
-
-    Example:
-        >>> us, ms = pa.list_(pa.timestamp("us")), pa.list_(pa.timestamp("ms"))
-        >>> _instants_where_int96(pl.List(pl.Datetime("ns")), us, ms)
-        List(Datetime(time_unit='us', time_zone='UTC'))
-    """
-    if isinstance(dtype, pl.Datetime) and pa.types.is_timestamp(as_us) and pa.types.is_timestamp(as_ms):
-        return _INSTANT if as_us.unit != as_ms.unit else dtype
-    nested = pa.types.is_list(as_us) or pa.types.is_large_list(as_us) or pa.types.is_fixed_size_list(as_us)
-    if isinstance(dtype, (pl.List, pl.Array)) and nested and as_ms.num_fields == 1:
-        inner = _instants_where_int96(dtype.inner, as_us.value_type, as_ms.value_type)
-        return pl.List(inner) if isinstance(dtype, pl.List) else pl.Array(inner, dtype.size)
-    if isinstance(dtype, pl.Struct) and pa.types.is_struct(as_us) and pa.types.is_struct(as_ms):
-        us, ms = {f.name: f.type for f in as_us}, {f.name: f.type for f in as_ms}
-        fields = [pl.Field(f.name, _instants_where_int96(f.dtype, us[f.name], ms[f.name])) if f.name in us else f
-                  for f in dtype.fields]  # fmt: skip
-        return pl.Struct(fields)
-    return dtype
-
-
 def _instants_where_spark(dtype: PolarsDataType, declared: object) -> PolarsDataType:
     """``dtype`` with each nanosecond datetime without a zone :data:`_INSTANT` where Spark's schema declares a
     ``timestamp``: Spark writes those as INT96 or in microseconds with a zone, so a zoneless nanosecond one is
@@ -318,27 +297,21 @@ def _spark_int96_schema(read: pl.Schema, arrow: pa.Schema) -> dict[str, PolarsDa
 
 class _ParquetFile:
     """One local parquet file of an input, as the polars engine reads it: its own columns (not partition
-    folders') in polars' types with INT96 timestamps :data:`_INSTANT` (``schema``), and which columns hold INT96."""
+    folders') in polars' types with INT96 timestamps :data:`_INSTANT` (``schema``: the Arrow types
+    ``ubunye.engines.int96`` gives them, converted), its footer, and its INT96 leaves by column (``leaves``)."""
 
     def __init__(self, path: Path) -> None:
         import pyarrow.parquet as pq
 
         self.path = path
         self.natural = dict(pl.scan_parquet(path, glob=False).collect_schema())
-        metadata = pq.read_metadata(path)
-        self.metadata = metadata
-        self.int96: list[str] = []
+        self.footer = pq.read_metadata(path)
+        self.leaves = int96_leaves(self.footer, str(path))
         self.schema: dict[str, PolarsDataType] = dict(self.natural)
-        if not any(c.physical_type == "INT96" for c in metadata.schema):
-            return
-        as_us = pq.ParquetFile(path, metadata=metadata, coerce_int96_timestamp_unit="us").schema_arrow
-        as_ms = pq.ParquetFile(path, metadata=metadata, coerce_int96_timestamp_unit="ms").schema_arrow
-        for name, dtype in self.natural.items():
-            if name in as_us.names and name in as_ms.names:
-                read = _instants_where_int96(dtype, as_us.field(name).type, as_ms.field(name).type)
-                if read != dtype or as_us.field(name).type != as_ms.field(name).type:
-                    self.schema[name] = read
-                    self.int96.append(name)
+        if self.leaves:
+            arrow = pq.ParquetFile(path, metadata=self.footer).schema_arrow
+            utc = as_instants(pa.schema([arrow.field(n) for n in self.leaves]), self.leaves)
+            self.schema.update(_from_arrow(utc.empty_table()).schema)
 
     def scan(self) -> pl.LazyFrame:
         if list(self.schema.items()) == list(self.natural.items()):
@@ -405,76 +378,31 @@ def _common_schema(files: list[_ParquetFile]) -> dict[str, PolarsDataType] | Non
     return target
 
 
-def _refuse_sub_microseconds(io: IOConfig, file: _ParquetFile) -> None:
-    """Raise EngineError naming the input, file and column if an INT96 timestamp of ``file`` has a non-zero
-    sub-microsecond part: INT96 holds nanoseconds, the engines read microseconds (as Spark does), and rows-v1
-    refuses to drop a part of a value (docs/rows-v1.md section 5.3) where the read would truncate it silently.
+def _refuse_other_types(io: IOConfig, files: list[_ParquetFile]) -> None:
+    """Raise EngineError naming a column and two files whose types polars cannot read as one (``_common_schema``
+    found none): one scan with the first file's schema would cast the other file's values to it."""
+    first = files[0]
+    for file in files[1:]:
+        kinds = [{n: str(t) for n, t in f.schema.items()} for f in (first, file)]
+        why = column_difference(str(first.path), kinds[0], str(file.path), kinds[1])
+        if why is not None:
+            raise EngineError(f"input {io.name!r}: its files have {why}, which no one type holds with every value")
 
-    The INT96 columns alone are read twice by pyarrow, in nanoseconds and in microseconds: the nanoseconds wrap
-    past 2262 (int64), but their difference from the microseconds times 1000, in int64 too, is the exact
-    sub-microsecond part whatever the year."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    if not file.int96:
+def _refuse_sub_microseconds(io: IOConfig, files: list[_ParquetFile], frame: pl.DataFrame) -> None:
+    """Refuse an INT96 timestamp of ``files`` with a non-zero sub-microsecond part (ubunye.engines.int96), checked
+    against the microseconds polars read into ``frame`` (the files' rows in order: one scan, or one per file)."""
+    if not any(f.leaves for f in files):
         return
-    meta = file.metadata
-    nanos = pq.ParquetFile(file.path, metadata=meta, coerce_int96_timestamp_unit="ns").read(columns=file.int96)
-    micros = pq.ParquetFile(file.path, metadata=meta, coerce_int96_timestamp_unit="us").read(columns=file.int96)
-    for name in file.int96:
-        for ns, us in _timestamp_leaves(nanos.column(name).combine_chunks(), micros.column(name).combine_chunks()):
-            rest = pc.subtract(ns.cast(pa.int64()), pc.multiply(us.cast(pa.int64()), 1000))
-            if pc.any(pc.not_equal(rest, 0)).as_py():
-                msg = f"input {io.name!r}: column {name!r} of {file.path} holds an INT96 timestamp with a non-zero "
-                msg += "sub-microsecond part, which a read in microseconds (as Spark reads INT96) would drop: rows-v1 "
-                msg += "refuses it (docs/rows-v1.md 5.3); store microseconds"
-                raise EngineError(msg)
-
-
-def _timestamp_leaves(ns: pa.Array, us: pa.Array) -> list[tuple[pa.Array, pa.Array]]:
-    """The pairs of timestamp arrays inside ``ns`` and ``us`` (one column read twice) whose units differ: INT96."""
-    t = ns.type
-    if pa.types.is_timestamp(t):
-        return [(ns, us)] if t.unit != us.type.unit else []
-    if pa.types.is_struct(t):
-        return [p for i in range(t.num_fields) for p in _timestamp_leaves(ns.field(i), us.field(i))]
-    if pa.types.is_map(t):
-        return _timestamp_leaves(ns.keys, us.keys) + _timestamp_leaves(ns.items, us.items)
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return _timestamp_leaves(ns.values, us.values)
-    return []
-
-
-def _instants_arrow(table: pa.Table, file: _ParquetFile) -> pa.Table:
-    """``table`` (read by pyarrow with INT96 in microseconds, without a zone) with the INT96 timestamps of
-    ``file``'s schema in UTC, as Spark reads them."""
-    if not file.int96:
-        return table
-    import pyarrow.parquet as pq
-
-    meta = file.metadata
-    as_ms = pq.ParquetFile(file.path, metadata=meta, coerce_int96_timestamp_unit="ms").schema_arrow
-    fields = [
-        f.with_type(_utc_where_int96(f.type, as_ms.field(f.name).type)) if f.name in file.int96 else f
-        for f in table.schema
-    ]
-    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
-
-
-def _utc_where_int96(as_us: pa.DataType, as_ms: pa.DataType) -> pa.DataType:
-    if pa.types.is_timestamp(as_us):
-        return pa.timestamp("us", "UTC") if as_us.unit != as_ms.unit else as_us
-    if pa.types.is_struct(as_us):
-        return pa.struct([f.with_type(_utc_where_int96(f.type, as_ms.field(i).type)) for i, f in enumerate(as_us)])
-    if pa.types.is_map(as_us):
-        key = _utc_where_int96(as_us.key_type, as_ms.key_type)
-        return pa.map_(key, as_us.item_field.with_type(_utc_where_int96(as_us.item_type, as_ms.item_type)))
-    if pa.types.is_list(as_us) or pa.types.is_large_list(as_us) or pa.types.is_fixed_size_list(as_us):
-        field = as_us.value_field.with_type(_utc_where_int96(as_us.value_type, as_ms.value_type))
-        if pa.types.is_fixed_size_list(as_us):
-            return pa.list_(field, as_us.list_size)
-        return pa.large_list(field) if pa.types.is_large_list(as_us) else pa.list_(field)
-    return as_us
+    if sum(f.footer.num_rows for f in files) != frame.height:  # never seen: polars reads every row of each file
+        msg = f"input {io.name!r}: its files hold {sum(f.footer.num_rows for f in files)} rows, {frame.height} read"
+        raise EngineError(msg)
+    first = 0
+    for file in files:
+        if file.leaves:
+            rows = frame.slice(first, file.footer.num_rows).select(list(file.leaves)).to_arrow()
+            refuse_sub_microseconds(io.name, str(file.path), file.leaves, rows)
+        first += file.footer.num_rows
 
 
 #: The value polars gives an INT96 timestamp outside 1677-2262 (clamped to i64's largest nanosecond), in each unit
@@ -1041,6 +969,8 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 msg += f"reads no partition column from {io.format} (the column would be missing): use parquet, "
                 msg += "or read this input with the pandas or Spark engine"
                 raise EngineError(msg)
+            if hive:
+                refuse_overlap(io.name, self._file_schema(io, files[0]).names, files, local)
         glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
         if io.format == "parquet":
             frame = self._read_parquet(io, source, files, hive, storage)
@@ -1084,16 +1014,18 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
 
         if arrow is not None:  # alike (check_alike) up to types rows-v1 hashes alike: the first file's schema
             refuse_spark_only_types(io, (arrow.metadata or {}).get(SPARK_ROW_METADATA), first)
+            refuse_unsigned_drift(io.name, files or [])  # polars' own refusal names no file
+            refuse_legacy_dates(io.name, files or [])  # Spark's hybrid-calendar days, read as other days here
             zone = zone_polars_refuses(arrow)
             if zone is not None:  # said before polars panics on it
                 raise EngineError(f"input {io.name!r}: polars cannot read {first}: {zone}")
             local = [_ParquetFile(f) for f in files or []]
-            for file in local:
-                _refuse_sub_microseconds(io, file)
+            refuse_mixed(io.name, [(str(f.path), f.footer) for f in local])
             common = _common_schema(local) if local else None
             if common is not None:  # files of other zones, units, dictionaries (an append): each read, then cast
                 scan = self._each_file(local, common)
-            elif local and local[0].int96:
+            elif any(f.leaves for f in local):  # one scan with the files' schema, if alike: else it would cast
+                _refuse_other_types(io, local)
                 scan = scan_as(local[0].schema)
             elif not local:
                 instants = _spark_int96_schema(scan.collect_schema(), arrow)
@@ -1103,7 +1035,9 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         schema = scan.collect_schema()
         column = _map_column(schema)
         if column is None:
-            return scan.collect()
+            frame = scan.collect()
+            _refuse_sub_microseconds(io, local, frame)
+            return frame
         if files is None or hive:
             msg = f"input {io.name!r}: column {column!r} is a map, and polars' parquet reader keeps one entry "
             msg += "per key (a duplicate key's entries, which rows-v1 counts, would be dropped silently); the "
@@ -1112,9 +1046,11 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             raise EngineError(msg)
         import pyarrow.dataset as pds
 
-        int96 = pds.ParquetFileFormat(read_options=parquet_read_options())
-        table = pds.dataset([str(f) for f in files], format=int96).to_table()
-        return _from_arrow(_instants_arrow(table, local[0]) if local else table)
+        micros = pds.ParquetFileFormat(read_options=parquet_read_options())
+        table = pds.dataset([str(f) for f in files], format=micros).to_table()
+        frame = _from_arrow(table.cast(as_instants(table.schema, *[f.leaves for f in local])))
+        _refuse_sub_microseconds(io, local, frame)
+        return frame
 
     @staticmethod
     def _each_file(files: list[_ParquetFile], common: dict[str, PolarsDataType]) -> pl.LazyFrame:
@@ -1125,8 +1061,8 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         return pl.concat([file.scan().select(casts) for file in files], how="vertical")
 
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
-        if io.format == "parquet":
-            schema = pl.scan_parquet(file, glob=False).collect_schema()
+        if io.format == "parquet":  # its INT96 timestamps as read: instants (an append's drift check compares them)
+            schema = pl.Schema(_ParquetFile(file).schema)
         elif io.format == "csv":
             schema = pl.scan_csv(file, **_WHOLE, separator=separator(io), glob=False).collect_schema()
         else:

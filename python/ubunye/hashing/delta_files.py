@@ -366,7 +366,7 @@ def parquet_read_options() -> ds.ParquetReadOptions:
     fit: it wrapped, and the cast to the log's microseconds failed ("would lose data") naming no column. Only INT96
     columns are affected (the Delta protocol's timestamps are microseconds). pyarrow reads them without a zone: a
     Delta read casts them to the log's ``timestamp`` (UTC, an instant, as Spark reads INT96), and a plain parquet
-    read must make them UTC itself (the pandas engine's ``_utc_int96``), else they hash as ``timestamp_ntz``.
+    read must make them UTC itself (``ubunye.engines.int96.as_instants``), else they hash as ``timestamp_ntz``.
 
     Example:
         >>> parquet_read_options().coerce_int96_timestamp_unit
@@ -628,6 +628,18 @@ def arrow_file_sums(dataset: ds.Dataset, wanted: Collection[str]) -> tuple[dict[
     return arrow_file_parts(dataset, wanted, batch_sums)
 
 
+def _refuse_legacy_dates(dataset: ds.Dataset, path: str, where: str) -> None:
+    """Raise EngineError naming the data file (its log ``path``), column and value when Spark wrote a date or
+    timestamp in it in its legacy hybrid calendar, which deltalake's Arrow reader reads as another day (one footer
+    read per file read; see ubunye.engines.legacy_dates)."""
+    import pyarrow.parquet as pq
+
+    from ubunye.engines.legacy_dates import refuse_legacy_file
+
+    with dataset.filesystem.open_input_file(where) as fh:
+        refuse_legacy_file("Delta table", path, pq.ParquetFile(fh, coerce_int96_timestamp_unit="us"))
+
+
 def arrow_file_parts(
     dataset: ds.Dataset, wanted: Collection[str], of_batches: Callable[[Iterable[pa.RecordBatch]], P]
 ) -> tuple[dict[str, P], list[str]]:
@@ -636,6 +648,8 @@ def arrow_file_parts(
 
     Raises:
         HashError: a column rows-v1 cannot hash, naming it, before any file is read.
+        EngineError: a file holds a date or timestamp Spark wrote in its legacy hybrid calendar, which this reader
+            would read as another day (ubunye.engines.legacy_dates), naming the file, column and value.
     """
     import pyarrow.dataset as ds
 
@@ -648,6 +662,7 @@ def arrow_file_parts(
         return {}, missing
     out: dict[str, P] = {}
     for path, fragment in fragments:
+        _refuse_legacy_dates(dataset, path, fragment.path)
         one = ds.FileSystemDataset([fragment], dataset.schema, dataset.format, dataset.filesystem)
         out[path] = of_batches(one.to_batches(batch_size=BATCH_ROWS))
     return out, []
