@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from ubunye.engines.partition_types import HIVE_NULL
 from ubunye.engines.paths import resolve_path
 from ubunye.engines.transaction import type_text
 from ubunye.exceptions import EngineError
@@ -408,16 +409,12 @@ def _refuse_empty_partition_values(table: pa.Table, io: IOConfig) -> None:
             msg += "and the record's hash would not be the data's; nothing was written. Replace it in the task "
             msg += "(e.g. with null, or a placeholder), or partition by another column"
             raise EngineError(msg)
-        if pc.any(pc.equal(wide, _HIVE_NULL)).as_py():
-            msg = f"output {io.name!r}: partition column {column!r} holds the text {_HIVE_NULL!r}, the folder name "
+        if pc.any(pc.equal(wide, HIVE_NULL)).as_py():
+            msg = f"output {io.name!r}: partition column {column!r} holds the text {HIVE_NULL!r}, the folder name "
             msg += "of a null partition, which polars' Delta reader reads back as null (Spark stores it as null), "
             msg += "so the data would not be the frame the record hashes; nothing was written. Replace it in the "
             msg += "task (e.g. with null, or another placeholder), or partition by another column"
             raise EngineError(msg)
-
-
-#: The folder name Delta and Hive give a null partition value (``name=__HIVE_DEFAULT_PARTITION__``).
-_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _refuse_negative_decimal_partitions(table: pa.Table, io: IOConfig) -> None:

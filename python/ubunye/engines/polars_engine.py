@@ -49,7 +49,7 @@ from ubunye.engines.inputs import (
 )
 from ubunye.engines.int96 import as_instants, int96_leaves, refuse_mixed, refuse_sub_microseconds
 from ubunye.engines.legacy_dates import refuse_legacy_dates, refuse_unsigned_drift
-from ubunye.engines.partition_types import partition_columns, refuse_overlap
+from ubunye.engines.partition_types import HIVE_NULL, partition_columns, refuse_overlap
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.delta_files import parquet_read_options, refuse_char_columns
@@ -147,10 +147,6 @@ def _delta_schema_json(io: IOConfig, path: str) -> str | None:
         return None
 
 
-#: A partition value polars reads from a folder name as null (Hive's name for a null), where the log holds the text.
-_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-
-
 def _partitions_polars_misreads(io: IOConfig, path: str) -> bool:
     """Whether polars' Delta reader would read the partition values of the table at ``path`` otherwise than its
     log holds them: it takes them from the folder names, so a partition column whose name holds ``=`` or ``/``
@@ -170,7 +166,7 @@ def _partitions_polars_misreads(io: IOConfig, path: str) -> bool:
     for column in columns:
         name = f"partition.{column}"
         if name in actions.column_names and pa.types.is_string(actions.column(name).type):
-            if _HIVE_NULL in actions.column(name).to_pylist():
+            if HIVE_NULL in actions.column(name).to_pylist():
                 return True
     return False
 
