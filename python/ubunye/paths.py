@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from ubunye.engines.paths import home_expanded, is_hidden, is_url, local_path, reserved_part
 from ubunye.exceptions import ConfigError, EngineError
-from ubunye.lineage.record import MAX_NAME_BYTES, unsafe_name
+from ubunye.lineage.record import MAX_NAME_BYTES, printable, unsafe_name
 from ubunye.lineage.store import LINEAGE_DIR
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def plain_name(kind: str, value: object) -> str:
     problem = unsafe_name(value)
     if problem is None:
         return value
-    # repr escapes what a terminal would act on or not show (U+202E, U+200B, C1 controls)
+    # repr escapes what a terminal would act on (U+202E, U+200B, C1 controls), printable what shows as nothing (U+3164)
     if not value or value.startswith(".") or _BAD_NAME.search(value):
         # A leading "." also refuses ".ubunye": the record store is never a usecase.
         why = "no separator, leading '.' or control character"
@@ -62,7 +62,7 @@ def plain_name(kind: str, value: object) -> str:
         why = f"{len(value.encode('utf-8', 'surrogatepass'))} bytes: a run record holds at most {MAX_NAME_BYTES}"
     else:
         why = f"{problem}, an invisible or formatting character: it would not show as written"
-    raise ConfigError(f"{kind} {value!r} is not a plain folder name ({why})")
+    raise ConfigError(f"{kind} {printable(repr(value))} is not a plain folder name ({why})")
 
 
 def task_folder(usecase_dir: str | Path, usecase: object, package: object, task: object) -> Path:

@@ -2,7 +2,7 @@
 
 Found: ``-dt "2026-12-01<U+3164>"`` (the Hangul filler, drawn blank) or a variation selector built an output
 folder that looked exactly like ``2026-12-01``, while U+00A0, U+200B and U+2066 were refused as invisible. One rule
-(:func:`ubunye.config.checks.invisible`) now serves a path, a template variable that builds one or goes into SQL, a
+(:func:`ubunye.visible.invisible`) now serves a path, a template variable that builds one or goes into SQL, a
 table name and a version; visible text in any script is kept.
 """
 

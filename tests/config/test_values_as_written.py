@@ -323,6 +323,9 @@ def test_the_unquoted_injection_reads_nothing_through_the_cli(tmp_path: Path) ->
         ("t\u202ex", "'t\\u202ex'"),
         ("t\u200b", "'t\\u200b'"),
         ("t\u2028x", "'t\\u2028x'"),
+        ("t\u3164", "'t\\u3164'"),  # Hangul filler: printable to Python, shown as nothing
+        ("t\ufe0f", "'t\\ufe0f'"),  # a variation selector alone
+        ("\u2800", "'\\u2800'"),  # braille blank: a name that looks empty
         ("x" * 251, "251"),
         ("é" * 126, "252 bytes"),
     ],

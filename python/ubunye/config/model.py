@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ubunye.config import checks as check
+from ubunye.visible import invisible
 
 log = logging.getLogger("ubunye")
 
@@ -124,7 +125,7 @@ def _io(path: Path, key: str, name: str, raw: object, output: bool) -> IOConfig:
         # Read as the catalog stores it: the format would be recorded, never used.
         msg = "an input table is read as the catalog stores it: leave format out (it would be ignored)"
         raise check.fail(path, f"{key}.format", msg)
-    odd = check.invisible(table or "")
+    odd = invisible(table or "")
     if odd:  # a table name is shown and recorded: nothing in it may hide or reorder what is shown
         raise check.fail(path, f"{key}.table", f"contains {odd}")
     if not output and "mode" in value:
@@ -355,7 +356,7 @@ def _version(path: Path, value: object) -> str:
     # recorded as the task's version and shown by compare: not empty, nothing a terminal acts on or hides
     if not text.strip():
         raise check.fail(path, "VERSION", "is empty: give the task's version, or leave VERSION out")
-    odd = check.invisible(text)
+    odd = invisible(text)
     if odd:
         raise check.fail(path, "VERSION", f"contains {odd}")
     return text

@@ -27,11 +27,11 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from ubunye.config.checks import invisible
 from ubunye.engines.paths import is_url
 from ubunye.exceptions import ConfigError
 from ubunye.lineage.redact import redact_url
 from ubunye.lineage.secrets import DATASET_MAPS, secret_key
+from ubunye.visible import invisible
 
 _INTERNALS = "template tried to reach Python internals"
 _NAMES = ("inputs", "outputs", "expectations", "profiles", "accepted_values")
@@ -352,7 +352,7 @@ def path_problem(value: str, *, slashes: bool = False, url: bool = False) -> str
     """Why ``value`` cannot build a path, or None.
 
     Refused: empty, blank, ``.``/``..``, a separator, a control or invisible character (``U+202E`` would show the
-    folder's name reversed, ``U+3164`` shows as nothing: :func:`~ubunye.config.checks.invisible`), a value
+    folder's name reversed, ``U+3164`` shows as nothing: :func:`~ubunye.visible.invisible`), a value
     starting with ``-`` (read as an option by a shell tool) or with a space at either end. ``url=True`` (the path
     is a URL, which is percent-decoded): also ``%``, ``#`` and ``?``, since ``%2e%2e%2f`` decodes to ``../`` and
     ``#``/``?`` would cut the path short.

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ubunye.exceptions import RecordError
 from ubunye.hashing.types import FLOAT_TYPES
 from ubunye.isotime import parse_time
+from ubunye.visible import invisible, shows_nothing
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -361,7 +362,7 @@ def unsafe_name(value: str) -> str | None:
     for ch in value:
         if ch in "/\\":
             return f"contains {ch!r}"
-        if not ch.isprintable():
+        if shows_nothing(ch):  # the one rule of names (ubunye.visible): U+3164 would name a folder shown as blank
             return f"contains U+{ord(ch):04X}"
     if len(value.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
         return f"longer than {MAX_NAME_BYTES} bytes"
@@ -376,9 +377,9 @@ def printable(text: str) -> str:
         >>> printable("data/x\x1b[2J\nend"), printable("plain text [bold]")
         ('data/x\\x1b[2J\\nend', 'plain text [bold]')
     """
-    if text.isprintable():
+    if invisible(text) is None:
         return text
-    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
+    return "".join(_escape(ch) if shows_nothing(ch) else ch for ch in text)
 
 
 def _escape(ch: str) -> str:
