@@ -121,9 +121,8 @@ def check_outputs(
     ``locations`` maps each output name to its resolved location (``ubunye.engines.location``), ``inputs`` each
     input name to its own.
     """
-    read = _input_paths(inputs or {})
+    read = _input_paths(config.path, inputs or {})
     root = usecase_dir.resolve()
-    records = root / RECORDS_FOLDER
     tasks = _task_folders(root)
     seen: dict[PurePath, str] = {}
     for name, where in locations.items():
@@ -132,35 +131,18 @@ def check_outputs(
             given = _local(where)
         except EngineError as exc:  # a file:// URL with a query: named here, before anything runs
             raise ConfigError(f"{config.path}: {key}: {exc}") from None
-        local = given.resolve() if given is not None else None
-        path = local if local is not None else _url_place(where)
+        local: Path | None = None
+        why = None
+        if given is None:  # a URL: only the clashes with inputs and other outputs below apply
+            try:
+                path: PurePath | None = _url_place(where)
+            except ValueError as exc:
+                raise ConfigError(f"{config.path}: {key}: {exc}") from None
+        else:
+            local = path = given.resolve()
+            why = _local_clash(given, local, root, tasks)
         if path is None:
             continue  # a catalog table: the catalog says where it lives
-        why = None
-        reserved = None if given is None or local is None else reserved_part(given) or reserved_part(local)
-        if given is None:
-            pass  # a URL: only the clashes with inputs and other outputs below apply
-        elif reserved is not None:  # another output's writer deletes such a name as the leftover of a killed run
-            why = f"is named like ubunye's own hidden files ({reserved!r}: a staging, old or trash sibling, lock file "
-            why += "or unfinished part of another output)"
-        elif len(os.fsencode(given.name)) > _NAME_ROOM:
-            why = (
-                f"ends in a name of {len(os.fsencode(given.name))} bytes: the staging, trash and lock names ubunye "
-                f"writes beside it add up to {_NAME_MAX - _NAME_ROOM} bytes, over the 255-byte limit of one name; at "
-                f"most {_NAME_ROOM} bytes"
-            )
-        elif _inside(root, path):
-            why = "is the usecase folder or holds it" if path != root else "is the usecase folder"
-        elif _inside(path, records):
-            why = f"is inside the record store {records}"
-        else:
-            for task in tasks:
-                if _inside(path, task):
-                    why = f"is inside the task folder {task}"
-                elif _inside(task, path):
-                    why = f"holds the task folder {task}"
-                if why:
-                    break
         io = config.outputs.get(name)
         if why is None and io is not None:
             # A Delta overwrite deletes no file (it commits a version), and its data folders need no name=value
@@ -181,17 +163,50 @@ def check_outputs(
         seen[path] = name
 
 
-def _input_paths(inputs: dict[str, str]) -> dict[str, PurePath]:
+def _local_clash(given: Path, local: Path, root: Path, tasks: list[Path]) -> str | None:
+    """Why a local output at ``given`` (``local`` resolved) would replace what is no data, else None: one of
+    ubunye's own hidden files, a name too long for the siblings written beside it, the usecase folder, the record
+    store (under ``root``, the resolved usecase folder) or a task folder (``tasks``)."""
+    reserved = reserved_part(given) or reserved_part(local)
+    if reserved is not None:  # another output's writer deletes such a name as the leftover of a killed run
+        why = f"is named like ubunye's own hidden files ({reserved!r}: a staging, old or trash sibling, lock file "
+        return why + "or unfinished part of another output)"
+    if len(os.fsencode(given.name)) > _NAME_ROOM:
+        return (
+            f"ends in a name of {len(os.fsencode(given.name))} bytes: the staging, trash and lock names ubunye "
+            f"writes beside it add up to {_NAME_MAX - _NAME_ROOM} bytes, over the 255-byte limit of one name; at "
+            f"most {_NAME_ROOM} bytes"
+        )
+    if _inside(root, local):
+        return "is the usecase folder or holds it" if local != root else "is the usecase folder"
+    records = root / RECORDS_FOLDER
+    if _inside(local, records):
+        return f"is inside the record store {records}"
+    for task in tasks:
+        if _inside(local, task):
+            return f"is inside the task folder {task}"
+        if _inside(task, local):
+            return f"holds the task folder {task}"
+    return None
+
+
+def _input_paths(config_path: Path, inputs: dict[str, str]) -> dict[str, PurePath]:
     """The place of each input that has one: its resolved local path, or its URL's place (:func:`_url_place`).
     A location ``local_path`` refuses (a ``file://`` URL with a query) is left to the input's read, which refuses
-    it naming the input."""
+    it naming the input; a URL with no one place is refused here, naming the config and key."""
     paths: dict[str, PurePath] = {}
     for name, where in inputs.items():
         try:
             path = _local(where)
         except EngineError:
             continue
-        place = path.resolve() if path is not None else _url_place(where)
+        if path is not None:
+            paths[name] = path.resolve()
+            continue
+        try:
+            place = _url_place(where)
+        except ValueError as exc:
+            raise ConfigError(f"{config_path}: CONFIG.inputs.{name}.path: {exc}") from None
         if place is not None:
             paths[name] = place
     return paths
@@ -204,14 +219,19 @@ _SAME_STORE = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs", "wasbs": 
 def _url_place(where: str) -> PurePosixPath | None:
     """Where an object-store URL points, comparable with :func:`_inside` and ``==``; None for a catalog table.
 
-    ``s3://b/x/``, ``s3a://b/x`` and ``s3://b//x`` are one place (no connector keeps an empty key part or tells
-    the schemes apart). A user name stays (``abfss://container@account...`` names the container) and a password
-    goes (it is no part of where, and the place may be shown). The root is ``//``, which a resolved local path
-    never has (POSIX keeps a leading ``//`` apart from ``/``), so a URL's place never equals a local one.
+    ``s3://b/x/``, ``s3a://b/x``, ``s3://b//x`` and ``s3://b/y/../x`` are one place (no connector keeps an empty
+    key part or tells the schemes apart, and Hadoop's Path and deltalake resolve ``.`` and ``..``). A user name
+    stays (``abfss://container@account...`` names the container) and a password goes (it is no part of where, and
+    the place may be shown). The root is ``//``, which a resolved local path never has (POSIX keeps a leading
+    ``//`` apart from ``/``), so a URL's place never equals a local one.
 
     Example:
-        >>> _url_place("s3a://b/x/") == _url_place("s3://b//x"), _url_place("table:db.t")
+        >>> _url_place("s3a://b/y/../x/") == _url_place("s3://b//x"), _url_place("table:db.t")
         (True, None)
+
+    Raises:
+        ValueError: a ``..`` above the bucket (``s3://b/../x``): Hadoop's Path keeps it as a key part named
+            ``..`` where a resolving client would climb, so it names no one place.
     """
     if not is_url(where):
         return None
@@ -219,7 +239,16 @@ def _url_place(where: str) -> PurePosixPath | None:
     scheme = parts.scheme.lower()
     user, at, host = parts.netloc.rpartition("@")
     host = user.partition(":")[0] + at + host
-    return PurePosixPath("//", _SAME_STORE.get(scheme, scheme), host or "-", *[p for p in parts.path.split("/") if p])
+    keys: list[str] = []
+    for part in parts.path.split("/"):
+        if part == "..":
+            if not keys:
+                msg = f"the key {parts.path!r} climbs above the root of {scheme}://{host} ('..' past the bucket, which "
+                raise ValueError(msg + "Spark keeps as a key named '..'): write the path without it")
+            keys.pop()
+        elif part not in ("", "."):
+            keys.append(part)
+    return PurePosixPath("//", _SAME_STORE.get(scheme, scheme), host or "-", *keys)
 
 
 def _shown(place: PurePath) -> str:

@@ -76,6 +76,11 @@ def _task(uc, source: str, outputs: dict[str, dict[str, object]], s3_server) -> 
         ("s3a{rest}", "is the location of input 'src' (parquet), which its Delta overwrite would spoil"),
         ("{bucket}", "holds the location of input 'src' (s3://"),
         ("{src}/inner", "is inside the location of input 'src' (s3://"),
+        # Hadoop's Path resolves '.' and '..' (s3a://b/out/../src is s3a://b/src to Spark)
+        ("{bucket}/out/../src", "is the location of input 'src' (parquet), which its Delta overwrite would spoil"),
+        ("s3a{rest}/./", "is the location of input 'src' (parquet), which its Delta overwrite would spoil"),
+        ("{bucket}/src/x/..", "is the location of input 'src' (parquet), which its Delta overwrite would spoil"),
+        ("{bucket}/x/./../src/inner", "is inside the location of input 'src' (s3://"),
     ],
 )
 def test_a_delta_overwrite_onto_its_own_parquet_input_at_a_url_is_refused(s3_server, uc, spelling, why):
@@ -97,6 +102,25 @@ def test_two_outputs_at_one_url_spelled_two_ways_are_refused(s3_server, uc):
     task_dir = _task(uc, source, {"a": {"path": f"{bucket}/out"}, "b": {"path": f"s3a{bucket[2:]}//out/"}}, s3_server)
     with pytest.raises(ConfigError, match=r"CONFIG\.outputs\.b\.path: s3://.*/out is also the location of output 'a'"):
         run_task(task_dir, engine="pandas", lineage=True)
+    assert _objects(s3_server, bucket) == before
+
+
+@pytest.mark.parametrize(
+    ("side", "spelling"), [("outputs.out", "{bucket}/../src"), ("inputs.src", "{bucket}/a/../../src")]
+)
+def test_a_url_whose_dot_dot_climbs_above_the_bucket_is_refused(s3_server, uc, side, spelling):
+    """Hadoop keeps such a '..' (a key named '..'), where other clients resolve or refuse it: no place to compare."""
+    source, before = _parquet_input(s3_server)
+    bucket = source.rsplit("/", 1)[0]
+    path = spelling.format(bucket=bucket)
+    read, written = (path, f"{bucket}/out") if side == "inputs.src" else (source, path)
+    task_dir = _task(uc, read, {"out": {"path": written}}, s3_server)
+    with pytest.raises(ConfigError) as err:
+        run_task(task_dir, engine="pandas", lineage=True)
+    key = path[len(bucket) :]
+    host = bucket[len("s3://") :]
+    expected = f"{task_dir / 'config.yaml'}: CONFIG.{side}.path: the key {key!r} climbs above the root of s3://{host} "
+    assert str(err.value).startswith(expected), str(err.value)
     assert _objects(s3_server, bucket) == before
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ubunye.engines.inputs import column_difference
+from ubunye.engines.parquet_leaves import children, leaf_arrays, leaf_types
 from ubunye.engines.transaction import type_text
 from ubunye.exceptions import EngineError
 
@@ -52,25 +53,8 @@ INSTANT = pa.timestamp("us", "UTC")
 Leaves = Mapping[str, frozenset[int]]
 
 
-def _children(kind: pa.DataType) -> list[pa.Field] | None:
-    """The child fields of a nested type in parquet's leaf order (a map's key, then its value), None for a leaf."""
-    if pa.types.is_struct(kind):
-        return [kind.field(i) for i in range(kind.num_fields)]
-    if pa.types.is_map(kind):
-        return [kind.key_field, kind.item_field]
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return [kind.value_field]
-    return None
-
-
-def _leaf_types(kind: pa.DataType) -> list[pa.DataType]:
-    """The leaf types of ``kind`` in parquet's leaf order: one per parquet column the type is stored as."""
-    children = _children(kind)
-    return [kind] if children is None else [t for f in children for t in _leaf_types(f.type)]
-
-
 def _rebuilt(kind: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
-    """The nested type ``kind`` with its child fields (:func:`_children`) replaced by ``fields``."""
+    """The nested type ``kind`` with its child fields (``parquet_leaves.children``) replaced by ``fields``."""
     if pa.types.is_struct(kind):
         return pa.struct(fields)
     if pa.types.is_map(kind):
@@ -82,13 +66,13 @@ def _rebuilt(kind: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
 
 def _with_instants(kind: pa.DataType, int96: frozenset[int], first: int = 0) -> pa.DataType:
     """``kind`` with its timestamp leaves numbered (from ``first``) in ``int96`` as :data:`INSTANT`."""
-    children = _children(kind)
-    if children is None:
+    nested = children(kind)
+    if nested is None:
         return INSTANT if first in int96 and pa.types.is_timestamp(kind) else kind
     fields = []
-    for f in children:
+    for f in nested:
         fields.append(f.with_type(_with_instants(f.type, int96, first)))
-        first += len(_leaf_types(f.type))
+        first += len(leaf_types(f.type))
     return _rebuilt(kind, fields)
 
 
@@ -113,11 +97,11 @@ def int96_leaves(footer: pq.FileMetaData, file: str) -> dict[str, frozenset[int]
         return {}
     fields = list(parquet.to_arrow_schema())
     # pyarrow makes one Arrow leaf of each parquet leaf, in order: the count is checked, never assumed
-    if sum(len(_leaf_types(f.type)) for f in fields) != len(parquet):
+    if sum(len(leaf_types(f.type)) for f in fields) != len(parquet):
         raise EngineError(f"{file}: its parquet columns do not match the Arrow schema read of it")
     found, first = {}, 0
     for f in fields:
-        count = len(_leaf_types(f.type))
+        count = len(leaf_types(f.type))
         mine = frozenset(i - first for i in int96 if first <= i < first + count)
         if mine:
             found[f.name] = mine
@@ -173,7 +157,7 @@ def refuse_mixed(input_name: str, footers: Sequence[tuple[str, pq.FileMetaData]]
         schema = as_instants(footer.schema.to_arrow_schema(), leaves)
         schemas.append(schema)
         for field in schema:
-            for i, kind in enumerate(_leaf_types(field.type)):
+            for i, kind in enumerate(leaf_types(field.type)):
                 if i in leaves.get(field.name, ()):
                     instant.setdefault((field.name, i), n)
                 elif pa.types.is_timestamp(kind) and kind.tz is None:
@@ -188,21 +172,6 @@ def refuse_mixed(input_name: str, footers: Sequence[tuple[str, pq.FileMetaData]]
         msg += "silently (rows-v1 hashes them as other types); rewrite one file with the other's type, or read them "
         msg += "as separate inputs"
         raise EngineError(msg)
-
-
-def _leaf_arrays(array: pa.Array) -> list[pa.Array]:
-    """The leaf arrays of ``array`` in parquet's leaf order, with the values of null or empty lists and maps left
-    out (``flatten``): two reads of one file align leaf by leaf, whichever reader made each."""
-    kind = array.type
-    if pa.types.is_struct(kind):
-        return [leaf for i in range(kind.num_fields) for leaf in _leaf_arrays(array.field(i))]
-    if pa.types.is_map(kind):  # as the list of (key, value) structs it is: flattened as a list is
-        pairs = pa.struct([kind.key_field, kind.item_field])
-        entries = array.cast(pa.list_(pa.field("entries", pairs, nullable=False))).flatten()
-        return [*_leaf_arrays(entries.field(0)), *_leaf_arrays(entries.field(1))]
-    if _children(kind) is not None:
-        return _leaf_arrays(array.flatten())
-    return [array]
 
 
 def _micros(array: pa.Array) -> pa.Array:
@@ -237,8 +206,8 @@ def refuse_sub_microseconds(
     if read.num_rows != micros.num_rows:
         raise EngineError(f"input {input_name!r}: {file} holds {read.num_rows} rows, but {micros.num_rows} were read")
     for name, mine in leaves.items():
-        ns_leaves = _leaf_arrays(read.column(name).combine_chunks())
-        us_leaves = _leaf_arrays(micros.column(name).combine_chunks())
+        ns_leaves = leaf_arrays(read.column(name).combine_chunks())
+        us_leaves = leaf_arrays(micros.column(name).combine_chunks())
         for i in sorted(mine):
             us = _micros(us_leaves[i])
             finer = pc.subtract(ns_leaves[i].cast(pa.int64()), pc.multiply(us, 1000))
@@ -247,7 +216,7 @@ def refuse_sub_microseconds(
                 continue
             row = pc.index(odd, True).as_py()
             text = f"{pa.array([us[row].as_py()], pa.int64()).cast(pa.timestamp('us')).cast(pa.string())[0]}"
-            where = "" if _children(read.schema.field(name).type) is None else " (inside it)"
+            where = "" if children(read.schema.field(name).type) is None else " (inside it)"
             msg = (
                 f"input {input_name!r}: {file}: column {name!r} holds an INT96 timestamp{where} with a non-zero "
                 f"sub-microsecond part ({text}{finer[row].as_py():03d}Z): rows-v1 hashes microseconds "

@@ -584,31 +584,6 @@ def _check_files_alike(
         check_alike(io, files, root, lambda file: [])
 
 
-def _arrow_only_field(t: pa.DataType, path: str) -> tuple[str, pa.DataType] | None:
-    """The first place in a file's Arrow type ``t`` (at ``path``: ``c``, ``c.x``, ``c[]``, ``c{key}``,
-    ``c{value}``) holding an unsigned integer or a duration, with its type; None when there is none.
-
-    Example:
-        >>> import pyarrow as pa
-        >>> path, found = _arrow_only_field(pa.struct([("a", pa.int8()), ("d", pa.list_(pa.duration("us")))]), "c")
-        >>> path, str(found)
-        ('c.d[]', 'duration[us]')
-    """
-    import pyarrow as pa
-
-    if pa.types.is_unsigned_integer(t) or pa.types.is_duration(t):
-        return path, t
-    if pa.types.is_dictionary(t):
-        return _arrow_only_field(t.value_type, path)
-    if pa.types.is_map(t):
-        return _arrow_only_field(t.key_type, f"{path}{{key}}") or _arrow_only_field(t.item_type, f"{path}{{value}}")
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return _arrow_only_field(t.value_type, f"{path}[]")
-    if pa.types.is_struct(t):
-        return next((hit for f in t if (hit := _arrow_only_field(f.type, f"{path}.{f.name}"))), None)
-    return None
-
-
 def _refuse_arrow_only_types(io: IOConfig, files: list[Path], schema_of: Callable[[Path], pa.Schema]) -> None:
     """Raise EngineError naming the input, file, column (or nested field) and type when a parquet file holds an
     unsigned integer (parquet's UINT_8 to UINT_64) or an Arrow duration (kept in the ``ARROW:schema`` of its
@@ -618,9 +593,11 @@ def _refuse_arrow_only_types(io: IOConfig, files: list[Path], schema_of: Callabl
     others."""
     import pyarrow as pa
 
+    from ubunye.engines.parquet_leaves import unsigned_or_duration  # pyarrow's: imported when a parquet is read
+
     for file in files:
         for field in schema_of(file):
-            found = _arrow_only_field(field.type, field.name)
+            found = unsigned_or_duration(field.type, field.name)
             if found is None:
                 continue
             path, t = found
@@ -633,13 +610,6 @@ def _refuse_arrow_only_types(io: IOConfig, files: list[Path], schema_of: Callabl
                 msg += "section 11) and Spark would read as a wider signed type (uint64 as a decimal): store it as "
                 msg += "a signed integer one size larger first"
             raise EngineError(msg)
-
-
-def _parquet_schema(file: Path) -> pa.Schema:
-    """A parquet file's Arrow schema from its footer (the ``ARROW:schema`` it keeps, when a pyarrow wrote it)."""
-    import pyarrow.parquet as pq
-
-    return pq.read_schema(file)
 
 
 def _unique_header(io: IOConfig, file: Path, names: list[str], case_sensitive: bool) -> list[str]:
@@ -901,8 +871,11 @@ class SparkEngine:
 
                     return self.spark.createDataFrame([], StructType([]))  # allow_empty, no declared schema
                 if files and local is not None:
+                    import pyarrow.parquet as pq
+
                     sensitive = self._setting("spark.sql.caseSensitive", "false").lower() == "true"
-                    schemas = cache(_parquet_schema)  # each footer read once, for both checks
+                    # each footer read once, for both checks (its Arrow schema: the ARROW:schema a pyarrow keeps)
+                    schemas = cache(pq.read_schema)
                     _check_files_alike(io, files, local, options, case_sensitive=sensitive, parquet_schema=schemas)
                     if io.format == "parquet":
                         _refuse_arrow_only_types(io, files, schemas)

@@ -129,6 +129,18 @@ def read_code_file(file: Path) -> bytes:
     runs out. Checked before it is opened and again on the opened file (opened non-blocking), so nothing swapped in
     after the first look is read.
 
+    Example:
+        >>> import os, tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "transformations.py").write_text("x = 1")
+        >>> read_code_file(folder / "transformations.py")
+        b'x = 1'
+        >>> os.mkfifo(folder / "pipe.py")
+        >>> read_code_file(folder / "pipe.py")
+        Traceback (most recent call last):
+        ...
+        ubunye.lineage.environment.CodeFileError: .../pipe.py: a FIFO, not a regular file; the code hash of the run ...
+
     Raises:
         CodeFileError: ``<file>: <why>; the code hash of the run record reads every .py file of the task folder:
             ...``.
@@ -159,6 +171,7 @@ def read_code_file(file: Path) -> bytes:
 
 
 def _refused(file: Path, why: str) -> CodeFileError:
+    """The error refusing ``file`` for ``why``, saying why every .py file is read and what to do."""
     msg = (
         f"{file}: {why}; the code hash of the run record reads every .py file of the task folder: remove it or "
         "make it a plain file"
@@ -191,4 +204,5 @@ _KINDS = (
 
 
 def _kind(mode: int) -> str:
+    """What a path of stat ``mode`` that is no regular file is, in words (``a FIFO``; else ``not a file``)."""
     return next((name for test, name in _KINDS if test(mode)), "not a file")

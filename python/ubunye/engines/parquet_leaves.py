@@ -1,0 +1,99 @@
+"""The Arrow types and arrays of a parquet file's columns walked leaf by leaf, in parquet's leaf order (pure).
+
+Parquet stores a nested column as one leaf column per primitive inside it, depth first: a struct's fields in
+order, a list's values, a map's keys then its values. Its footer numbers them so; these walk an Arrow type or
+array (as pyarrow reads the column) in that same order, so a leaf's number in the footer finds its type or values:
+
+- :func:`children`: a nested type's child fields in that order, None for a leaf;
+- :func:`leaf_types` and :func:`leaf_arrays`: the leaves of a type, and of an array of it;
+- :func:`unsigned_or_duration`: the first place in a type holding an unsigned integer or a duration, types
+  rows-v1 does not hash (docs/rows-v1.md section 11) and Spark reads as other types.
+
+Example:
+    >>> kind = pa.struct([("k", pa.int8()), ("m", pa.map_(pa.string(), pa.list_(pa.date32())))])
+    >>> [str(t) for t in leaf_types(kind)]
+    ['int8', 'string', 'date32[day]']
+    >>> unsigned_or_duration(pa.list_(pa.uint8()), "c")
+    ('c[]', DataType(uint8))
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+__all__ = ["children", "leaf_arrays", "leaf_types", "unsigned_or_duration"]
+
+
+def children(kind: pa.DataType) -> list[pa.Field] | None:
+    """The child fields of a nested type in parquet's leaf order (a map's key, then its value), None for a leaf.
+
+    Example:
+        >>> [f.name for f in children(pa.map_(pa.string(), pa.int64()))], children(pa.int64())
+        (['key', 'value'], None)
+    """
+    if pa.types.is_struct(kind):
+        return [kind.field(i) for i in range(kind.num_fields)]
+    if pa.types.is_map(kind):
+        return [kind.key_field, kind.item_field]
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return [kind.value_field]
+    return None
+
+
+def leaf_types(kind: pa.DataType) -> list[pa.DataType]:
+    """The leaf types of ``kind`` in parquet's leaf order: one per parquet column the type is stored as.
+
+    Example:
+        >>> leaf_types(pa.list_(pa.struct([("a", pa.int8()), ("b", pa.string())])))
+        [DataType(int8), DataType(string)]
+    """
+    nested = children(kind)
+    return [kind] if nested is None else [t for f in nested for t in leaf_types(f.type)]
+
+
+def leaf_arrays(array: pa.Array) -> list[pa.Array]:
+    """The leaf arrays of ``array`` in parquet's leaf order (as :func:`leaf_types`), with the values of null or
+    empty lists and maps left out (``flatten``): two reads of one file align leaf by leaf, whichever reader made
+    each.
+
+    Example:
+        >>> maps = pa.array([[("a", 1)], None, [("b", 2), ("c", 3)]], pa.map_(pa.string(), pa.int64()))
+        >>> [leaf.to_pylist() for leaf in leaf_arrays(maps)]
+        [['a', 'b', 'c'], [1, 2, 3]]
+    """
+    kind = array.type
+    if pa.types.is_struct(kind):
+        return [leaf for i in range(kind.num_fields) for leaf in leaf_arrays(array.field(i))]
+    if pa.types.is_map(kind):  # as the list of (key, value) structs it is: flattened as a list is
+        pairs = pa.struct([kind.key_field, kind.item_field])
+        entries = array.cast(pa.list_(pa.field("entries", pairs, nullable=False))).flatten()
+        return [*leaf_arrays(entries.field(0)), *leaf_arrays(entries.field(1))]
+    if children(kind) is not None:
+        return leaf_arrays(array.flatten())
+    return [array]
+
+
+def unsigned_or_duration(kind: pa.DataType, path: str) -> tuple[str, pa.DataType] | None:
+    """The first place in the Arrow type ``kind`` (a column's at ``path``: ``c``, ``c.x``, ``c[]``, ``c{key}``,
+    ``c{value}``) holding an unsigned integer or a duration (a dictionary's values too), with its type; None when
+    there is none.
+
+    Example:
+        >>> kind = pa.struct([("a", pa.int8()), ("d", pa.list_(pa.duration("us")))])
+        >>> path, found = unsigned_or_duration(kind, "c")
+        >>> path, str(found)
+        ('c.d[]', 'duration[us]')
+    """
+    if pa.types.is_unsigned_integer(kind) or pa.types.is_duration(kind):
+        return path, kind
+    if pa.types.is_dictionary(kind):
+        return unsigned_or_duration(kind.value_type, path)
+    if pa.types.is_map(kind):
+        return unsigned_or_duration(kind.key_type, f"{path}{{key}}") or unsigned_or_duration(
+            kind.item_type, f"{path}{{value}}"
+        )
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return unsigned_or_duration(kind.value_type, f"{path}[]")
+    # a struct's fields, and any other nested type's (a union's): a leaf has none
+    fields = (kind.field(i) for i in range(kind.num_fields))
+    return next((hit for f in fields if (hit := unsigned_or_duration(f.type, f"{path}.{f.name}"))), None)
