@@ -175,13 +175,19 @@ def _hash_into(
 def _hash_table(record: DatasetRecord, engine: Engine[Any], io: IOConfig, table: _Table) -> DeltaHash | None:
     """The Delta input's hash (and its profile when ``io.profile``) through the engine's ``hash_delta``, its mode
     and reason into ``record``; None (the frame is then hashed whole, and the record says why) when the engine
-    cannot hash the table so. A key naming no column of the table is raised (a ProfileOptionError)."""
+    cannot hash the table so. A key naming no column of the table is raised (a ProfileOptionError), and so is a
+    refusal of the rows as read (a data file in Spark's legacy hybrid calendar, read as other days): the frame
+    read holds those rows too, so hashing it whole instead would record wrong data as the input's."""
+    from ubunye.engines.legacy_dates import LegacyCalendarError
     from ubunye.hashing.profile import ProfileOptionError
 
     try:
         got = engine.hash_delta(io, table.base_dir, version=table.version, cache=table.cache)
     except ProfileOptionError:
         raise
+    except LegacyCalendarError as exc:
+        msg = f"input {io.name!r} (Delta at {location(io, table.base_dir)}): {exc}"
+        raise LegacyCalendarError(msg) from exc
     except Exception as exc:  # e.g. deltalake cannot open a dbfs: path Spark reads: the frame read is hashed whole
         reason = error_text(exc)
         log.info("input %r: hashed in full, not from per-file sums: %s", io.name, reason)

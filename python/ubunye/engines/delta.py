@@ -119,7 +119,7 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
         return _write(table, io, path, hook)
     except BaseException:
         if fresh is not None:
-            _remove_uncommitted(fresh, io)
+            _remove_uncommitted(fresh, io, table)
         raise
 
 
@@ -183,28 +183,35 @@ def _new_local_folder(path: str) -> Path | None:
 
 
 # The names deltalake gives a write's data files (part-00000-<uuid>-c000.snappy.parquet), and object_store's name
-# for one still being written (the same with "#1" after it), in the table folder or its partition folders
+# for one still being written (the same with "#1" after it), in the table folder or its partition folders. Spark
+# names its part files alike: a name alone does not tell whose a file is (:func:`_written_here`).
 _DATA_FILE = re.compile(r"part-\d+-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}-c\d+(?:\.\w+)?\.parquet(?:#\d+)?")
 
+#: How deltalake's Parquet writer signs a data file's footer (``created_by``: "delta-rs version py-1.6.6").
+_DELTALAKE_WRITER = "delta-rs version "
 
-def _remove_uncommitted(folder: Path, io: IOConfig) -> None:
-    """Remove what a failed first write left at ``folder`` when no commit was made: deltalake leaves the folder it
-    created and the data files an aborted write flushed (one per ~100 MB), which later reads would take for a
-    table ("No files in log segment"), and the next write for an existing one.
 
-    Only what deltalake writes is removed: its data files (:data:`_DATA_FILE`) in ``folder`` and its partition
-    folders (``name=value``), then each of these folders and ``_delta_log`` once empty, then ``folder`` once empty;
-    no symlink is followed. Anything else (a file another process put there during the write: the output's lock
-    keeps out other ubunye runs only) is kept, with the folders holding it, and a warning names it: nothing of it
-    is lost. A ``_delta_log`` holding anything (a commit, or another writer's) keeps the whole folder as it is. The
-    folders deltalake created above ``folder`` (its path's missing parents) are left."""
+def _remove_uncommitted(folder: Path, io: IOConfig, table: pa.Table) -> None:
+    """Remove what a failed first write of ``table`` left at ``folder`` when no commit was made: deltalake leaves
+    the folder it created and the data files an aborted write flushed (one per ~100 MB), which later reads would
+    take for a table ("No files in log segment"), and the next write for an existing one.
+
+    Only what this write made is removed: the data files it wrote (:func:`_written_here`: deltalake's name, its
+    writer in the footer, the columns and at most the rows this write sent) in ``folder`` and its partition folders
+    (``name=value``), then each of these folders and ``_delta_log`` once empty, then ``folder`` once empty; no
+    symlink is followed. Anything else (a file another process put there during the write, such as a Spark job's
+    part file, named as deltalake names its own: the output's lock keeps out other ubunye runs only) is kept, with
+    the folders holding it, and a warning names it: nothing of it is lost. A ``_delta_log`` holding anything (a
+    commit, or another writer's) keeps the whole folder as it is. The folders deltalake created above ``folder``
+    (its path's missing parents) are left."""
     log_dir = folder / "_delta_log"
+    sent = [name for name in table.schema.names if name not in io.partition_by]  # partition values are in folders
     try:
         if folder.is_symlink() or not folder.is_dir() or log_dir.is_symlink():
             return
         if os.path.lexists(log_dir) and (not log_dir.is_dir() or any(log_dir.iterdir())):
             return
-        kept = _remove_written(folder, top=True)
+        kept = _remove_written(folder, top=True, columns=sent, rows=table.num_rows)
     except OSError as exc:  # the write's own failure is what the run reports
         log.warning("output %r: could not remove %s, left by the failed first write: %s", io.name, folder, exc)
         return
@@ -214,10 +221,29 @@ def _remove_uncommitted(folder: Path, io: IOConfig) -> None:
         log.warning(msg, io.name, folder, shown)
 
 
-def _remove_written(folder: Path, top: bool) -> list[Path]:
-    """Remove deltalake's data files from ``folder`` and its partition folders (and an empty ``_delta_log`` when
-    ``top``), then ``folder`` if nothing else is in it; the paths of what is not deltalake's, kept with the folders
-    holding them (a folder not named ``name=value`` is kept whole, unread)."""
+def _written_here(path: Path, columns: list[str], rows: int) -> bool:
+    """Whether the regular file at ``path`` (in the new folder of a failed first write) is a data file that write
+    made: named as deltalake names them, signed by deltalake's Parquet writer in its footer, holding exactly the
+    columns the write sent (in order) and no more rows. A Spark, pyarrow or polars part file is signed otherwise;
+    a file that is no complete Parquet file (not written by deltalake, or still being written) is kept. Only
+    another deltalake writer's uncommitted file of the same columns, written into the same new folder at the same
+    time, would pass: nothing else writes there (another ubunye run is kept out by the output's lock)."""
+    import pyarrow.parquet as pq
+
+    if not _DATA_FILE.fullmatch(path.name):
+        return False
+    try:
+        footer = pq.read_metadata(path)
+        names = footer.schema.to_arrow_schema().names
+    except (OSError, pa.ArrowException, ValueError):
+        return False
+    return (footer.created_by or "").startswith(_DELTALAKE_WRITER) and names == columns and footer.num_rows <= rows
+
+
+def _remove_written(folder: Path, top: bool, columns: list[str], rows: int) -> list[Path]:
+    """Remove the failed write's data files (:func:`_written_here`) from ``folder`` and its partition folders (and
+    an empty ``_delta_log`` when ``top``), then ``folder`` if nothing else is in it; the paths of what is not the
+    write's, kept with the folders holding them (a folder not named ``name=value`` is kept whole, unread)."""
     kept: list[Path] = []
     with os.scandir(folder) as scan:
         entries = list(scan)
@@ -226,8 +252,8 @@ def _remove_written(folder: Path, top: bool) -> list[Path]:
         if top and entry.name == "_delta_log" and entry.is_dir(follow_symlinks=False):
             kept += _remove_empty(path)
         elif "=" in entry.name and entry.is_dir(follow_symlinks=False):
-            kept += _remove_written(path, top=False)
-        elif _DATA_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+            kept += _remove_written(path, top=False, columns=columns, rows=rows)
+        elif entry.is_file(follow_symlinks=False) and _written_here(path, columns, rows):
             path.unlink()
         else:
             kept.append(path)
@@ -634,7 +660,10 @@ def _check_at_or_before(loaded: int, times: dict[object, object], stamp: datetim
 
 
 def read_table(io: IOConfig, path: str) -> pa.Table:
-    """The rows of the Delta table at ``path`` as a read of ``io`` sees them (see :func:`table_version`).
+    """The rows of the Delta table at ``path`` as a read of ``io`` sees them (see :func:`table_version`); a data
+    file holding a date or timestamp Spark wrote in its legacy hybrid calendar, which this read takes for another
+    day, is refused naming the input, the table, the file, the column and the value
+    (ubunye.engines.legacy_dates.LegacyCalendarError).
 
     Example:
         >>> import tempfile
@@ -645,13 +674,24 @@ def read_table(io: IOConfig, path: str) -> pa.Table:
         >>> read_table(IOConfig("t", format="delta"), path).to_pydict()
         {'a': [1]}
     """
-    from ubunye.hashing.delta_files import check_arrow_readable, deltalake_arrow, parquet_read_options
+    from ubunye.hashing.delta_files import (
+        check_arrow_readable,
+        deltalake_arrow,
+        parquet_read_options,
+        refuse_legacy_scanned,
+    )
 
+    what = f"input {io.name!r} (Delta at {path})"
     table = open_table(io, path)
-    check_arrow_readable(table, f"input {io.name!r} (Delta at {path})")
-    with deltalake_arrow(f"input {io.name!r} (Delta at {path})"):
+    check_arrow_readable(table, what)
+    with deltalake_arrow(what):
         # to_pyarrow_table() with INT96 timestamps read in microseconds, as Spark reads them (past 2262 too)
-        return table.to_pyarrow_dataset(parquet_read_options=parquet_read_options()).to_table()
+        dataset = table.to_pyarrow_dataset(parquet_read_options=parquet_read_options())
+        rows = dataset.to_table()
+    # A data file Spark wrote in its legacy hybrid calendar holding an old date was read as other days: refused,
+    # from the footers the read took (no file is opened again unless its footer has Spark's legacy keys).
+    refuse_legacy_scanned(dataset, what)
+    return rows
 
 
 def table_version(io: IOConfig, path: str) -> int:

@@ -20,16 +20,30 @@ is read to find its smallest value.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ubunye.engines.parquet_leaves import leaf_arrays, leaf_types, unsigned_or_duration
 from ubunye.exceptions import EngineError
 
-__all__ = ["refuse_legacy_dates", "refuse_legacy_file", "refuse_unsigned_drift"]
+__all__ = [
+    "LegacyCalendarError",
+    "legacy_footer",
+    "refuse_legacy_dates",
+    "refuse_legacy_file",
+    "refuse_unsigned_drift",
+    "stored_alike_from",
+]
+
+
+class LegacyCalendarError(EngineError):
+    """A file stores a date or timestamp in Spark's legacy hybrid calendar that pyarrow and polars would read as
+    another day (:func:`refuse_legacy_file`): the rows read would be wrong, so no hash of them may stand in."""
+
 
 _VERSION = b"org.apache.spark.version"
 _LEGACY_DATETIME = b"org.apache.spark.legacyDateTime"
@@ -62,6 +76,36 @@ def _legacy(metadata: dict[bytes, bytes]) -> tuple[bool, bool]:
     dates = _LEGACY_DATETIME in metadata or (old is not None and old < (3, 0, 0))
     int96 = _LEGACY_INT96 in metadata or (old is not None and old < (3, 1, 0))
     return dates, int96
+
+
+def legacy_footer(metadata: Mapping[bytes, bytes] | None) -> bool:
+    """Whether a Parquet footer's key-value ``metadata`` says Spark wrote some dates or timestamps in its legacy
+    hybrid calendar (its legacy keys, or a Spark version before 3.0.0 / 3.1.0): only such a file needs
+    :func:`refuse_legacy_file`'s look at its values.
+
+    Example:
+        >>> old, new = {b"org.apache.spark.version": b"2.4.8"}, {b"org.apache.spark.version": b"3.5.1"}
+        >>> legacy_footer(old), legacy_footer(new), legacy_footer({b"org.apache.spark.legacyDateTime": b""})
+        (True, False, True)
+    """
+    return any(_legacy(dict(metadata or {})))
+
+
+def stored_alike_from(kind: pa.DataType) -> dt.date | dt.datetime | None:
+    """The first value of an Arrow ``kind`` that a legacy file stores alike in both calendars (values from it on
+    read as Spark reads them): 1582-10-15 for a date, 1900-01-02 UTC for a timestamp; None for any other type. A
+    timestamp without a zone counts too: Spark writes it as INT64 and never rebases it, but one stored as INT96
+    (by another writer) is rebased, and only the file's footer tells which (:func:`refuse_legacy_file`).
+
+    Example:
+        >>> stored_alike_from(pa.date32()), stored_alike_from(pa.string()) is None
+        (datetime.date(1582, 10, 15), True)
+    """
+    if pa.types.is_date(kind):
+        return dt.date(1970, 1, 1) + dt.timedelta(days=_FIRST_GREGORIAN_DAY)
+    if pa.types.is_timestamp(kind):
+        return _LAST_REBASED_INSTANT
+    return None
 
 
 def _julian(days: int) -> str:
@@ -116,36 +160,6 @@ def _kind(column: pq.ColumnSchema, dates: bool, int96: bool) -> tuple[str, int, 
     return "timestamp", seconds * _PER_SECOND[unit], unit
 
 
-def _leaf_types(kind: pa.DataType) -> Iterator[pa.DataType]:
-    """The leaf types of ``kind`` in parquet's leaf order, as :func:`_leaf_arrays` walks them."""
-    if pa.types.is_map(kind):
-        yield from _leaf_types(kind.key_type)
-        yield from _leaf_types(kind.item_type)
-    elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        yield from _leaf_types(kind.value_type)
-    elif pa.types.is_struct(kind):
-        for i in range(kind.num_fields):
-            yield from _leaf_types(kind.field(i).type)
-    else:
-        yield kind
-
-
-def _leaf_arrays(array: pa.Array) -> Iterator[pa.Array]:
-    """The leaf arrays of ``array`` in parquet's leaf order (depth first: a struct's fields, a list's values, a
-    map's keys then items)."""
-    kind = array.type
-    if pa.types.is_struct(kind):
-        for i in range(kind.num_fields):
-            yield from _leaf_arrays(array.field(i))
-    elif pa.types.is_map(kind):
-        yield from _leaf_arrays(array.keys)
-        yield from _leaf_arrays(array.items)
-    elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        yield from _leaf_arrays(array.flatten())
-    else:
-        yield array
-
-
 def _stored_minimum(file: pq.ParquetFile, index: int) -> int | None:
     """The smallest value stored in leaf column ``index`` of ``file`` (as a raw integer in its unit), from the
     row groups' statistics, or else by reading its top-level column (INT96 as microseconds); None if all null."""
@@ -166,14 +180,14 @@ def _read_minimum(file: pq.ParquetFile, index: int) -> int | None:
     walked in parquet's order to that one."""
     first = 0
     for top in file.schema_arrow:  # its leaves are parquet's next ones (a name may hold a dot: not split)
-        count = len(list(_leaf_types(top.type)))
+        count = len(leaf_types(top.type))
         if index < first + count:
             break
         first += count
     table = file.read(columns=[top.name])
     least: int | None = None
     for chunk in table.column(0).chunks:
-        leaf = list(_leaf_arrays(chunk))[index - first]
+        leaf = leaf_arrays(chunk)[index - first]
         storage = leaf.cast(pa.int32() if pa.types.is_date32(leaf.type) else pa.int64())
         low = pc.min(storage).as_py()
         if low is not None:
@@ -193,7 +207,11 @@ def refuse_legacy_file(what: str, path: str, file: pq.ParquetFile) -> None:
     """Raise EngineError naming ``what`` (an input, a Delta table), the file at ``path``, the column and the
     value when ``file`` (opened with INT96 in microseconds) stores a date or timestamp in Spark's legacy hybrid
     calendar that pyarrow and polars would read as another day (see the module's docstring). A file without
-    Spark's legacy keys or an old Spark version is only looked at in its footer."""
+    Spark's legacy keys or an old Spark version is only looked at in its footer (:func:`legacy_footer`).
+
+    Raises:
+        LegacyCalendarError: (an EngineError) naming ``what``, ``path``, the column and the value.
+    """
     metadata = file.metadata.metadata or {}
     dates, int96 = _legacy(metadata)
     if not (dates or int96):
@@ -213,7 +231,7 @@ def refuse_legacy_file(what: str, path: str, file: pq.ParquetFile) -> None:
         msg += f"hybrid calendar ({why}), which Spark rebases on read and pyarrow and polars would read as "
         msg += "another day: read it with the Spark engine, or rewrite it with Spark's "
         msg += "spark.sql.parquet.datetimeRebaseModeInWrite (int96RebaseModeInWrite for INT96) = CORRECTED"
-        raise EngineError(msg)
+        raise LegacyCalendarError(msg)
 
 
 def refuse_legacy_dates(name: str, files: Iterable[Path | str]) -> None:
@@ -223,22 +241,15 @@ def refuse_legacy_dates(name: str, files: Iterable[Path | str]) -> None:
         >>> import tempfile
         >>> path = Path(tempfile.mkdtemp()) / "part-0.parquet"
         >>> table = pa.table({"d": pa.array([-354280], pa.int32()).cast(pa.date32())})
-        >>> pq.write_table(table.replace_schema_metadata({"org.apache.spark.legacyDateTime": ""}), path)
+        >>> # as Spark 3.5 writes with datetimeRebaseModeInWrite LEGACY (it reads the legacy key beside its version)
+        >>> footer = {"org.apache.spark.version": "3.5.1", "org.apache.spark.legacyDateTime": ""}
+        >>> pq.write_table(table.replace_schema_metadata(footer), path)
         >>> refuse_legacy_dates("i", [path])
         Traceback (most recent call last):
-        ubunye.exceptions.EngineError: input 'i': .../part-0.parquet: column 'd' holds date 1000-01-01 ...
+        ubunye.engines.legacy_dates.LegacyCalendarError: input 'i': .../part-0.parquet: column 'd' holds date ...
     """
     for path in files:
         refuse_legacy_file(f"input {name!r}", str(path), pq.ParquetFile(path, coerce_int96_timestamp_unit="us"))
-
-
-def _unsigned_or_duration(kind: pa.DataType) -> bool:
-    """Whether ``kind`` holds an unsigned integer or a duration anywhere (a nested field too)."""
-    if pa.types.is_unsigned_integer(kind) or pa.types.is_duration(kind):
-        return True
-    if pa.types.is_dictionary(kind):
-        return _unsigned_or_duration(kind.value_type)
-    return any(_unsigned_or_duration(kind.field(i).type) for i in range(kind.num_fields))
 
 
 def refuse_unsigned_drift(name: str, files: list[Path]) -> None:
@@ -265,7 +276,7 @@ def refuse_unsigned_drift(name: str, files: list[Path]) -> None:
             theirs = first.field(index).type if index >= 0 else None
             if theirs is None or theirs == field.type:
                 continue
-            if _unsigned_or_duration(field.type) or _unsigned_or_duration(theirs):
+            if unsigned_or_duration(field.type, field.name) or unsigned_or_duration(theirs, field.name):
                 msg = f"input {name!r}: {path}: column {field.name!r} is {field.type} where {files[0]} has it as "
                 msg += f"{theirs}: rows-v1 has no unsigned integers nor durations (docs/rows-v1.md section 11), and "
                 msg += "one would be read as the other's type; cast the column to one signed type in every file"

@@ -52,10 +52,11 @@ from ubunye.engines.legacy_dates import refuse_legacy_dates, refuse_unsigned_dri
 from ubunye.engines.partition_types import HIVE_NULL, partition_columns, refuse_overlap
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
-from ubunye.hashing.delta_files import parquet_read_options, refuse_char_columns
+from ubunye.hashing.delta_files import parquet_read_options, refuse_char_columns, refuse_legacy_delta
 
 if TYPE_CHECKING:
     import pandas as pd
+    from deltalake import DeltaTable
     from polars._typing import PolarsDataType
 
     from ubunye.hashing.delta_files import SumsCache
@@ -136,25 +137,34 @@ def zone_polars_refuses(schema: pa.Schema) -> str | None:
     return None
 
 
-def _delta_schema_json(io: IOConfig, path: str) -> str | None:
-    """The Delta table's schema as its log writes it (Spark's JSON), as a read of ``io`` sees it; None where
-    deltalake cannot open it (polars' own reader then says why)."""
+def _opened(io: IOConfig, path: str) -> DeltaTable | None:
+    """The Delta table at ``path`` as a read of ``io`` sees it, opened once for the checks before polars reads it;
+    None where deltalake cannot open it (polars' own reader then says why)."""
+    try:
+        return open_table(io, path)
+    except Exception:
+        return None
+
+
+def _delta_schema_json(table: DeltaTable | None) -> str | None:
+    """The Delta table's schema as its log writes it (Spark's JSON); None where deltalake could not open it."""
 
     try:
-        schema_json: str = open_table(io, path).schema().to_json()
+        schema_json: str | None = None if table is None else table.schema().to_json()
         return schema_json
     except Exception:
         return None
 
 
-def _partitions_polars_misreads(io: IOConfig, path: str) -> bool:
-    """Whether polars' Delta reader would read the partition values of the table at ``path`` otherwise than its
-    log holds them: it takes them from the folder names, so a partition column whose name holds ``=`` or ``/``
-    (read as null, or refused) or a value that is the text ``__HIVE_DEFAULT_PARTITION__`` (read as null) differs.
-    Such tables (written by other tools; ubunye refuses to write them) are read through deltalake's own reader.
-    False where deltalake cannot open the table (polars' own reader then says why)."""
+def _partitions_polars_misreads(table: DeltaTable | None) -> bool:
+    """Whether polars' Delta reader would read the partition values of ``table`` otherwise than its log holds
+    them: it takes them from the folder names, so a partition column whose name holds ``=`` or ``/`` (read as
+    null, or refused) or a value that is the text ``__HIVE_DEFAULT_PARTITION__`` (read as null) differs. Such
+    tables (written by other tools; ubunye refuses to write them) are read through deltalake's own reader. False
+    where deltalake could not open the table (polars' own reader then says why)."""
+    if table is None:
+        return False
     try:
-        table = open_table(io, path)
         columns = list(table.metadata().partition_columns)
         if not columns:
             return False
@@ -906,10 +916,13 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                     stamp = stamp.astimezone(dt.timezone.utc)  # first commit refused by open_table, as on pandas
                     open_table(io, path)
                 version: int | dt.datetime | None = stamp if stamp is not None else io.version
-                schema_json = _delta_schema_json(io, path)
+                opened = _opened(io, path)
+                schema_json = _delta_schema_json(opened)
                 refuse_spark_only_types(io, schema_json, f"the Delta log at {path}")
                 refuse_char_columns(schema_json, f"input {io.name!r} (Delta at {path})")
-                if _partitions_polars_misreads(io, path):
+                if opened is not None:  # Spark's legacy hybrid calendar: polars would read other days
+                    refuse_legacy_delta(opened, f"input {io.name!r} (Delta at {path})", io.storage_options or None)
+                if _partitions_polars_misreads(opened):
                     return _from_arrow(read_table(io, path))  # deltalake's reader takes the values from the log
                 scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)
                 if _map_column(scan.collect_schema()) is not None:
