@@ -12,7 +12,8 @@
 - The files of one input must be alike (:func:`check_alike`, called by the pandas and polars readers): the same
   partition folders above each, the same column names in each (nested fields too: :func:`column_paths`).
 
-URL inputs other than ``file://`` are listed by the engine's own reader (no local listing to check).
+URL inputs other than ``file://`` are listed by :func:`remote_files` (pandas: the same rules, UTF-8 checked once
+the read shows bad text) or by the engine's own reader (polars).
 
 Example:
     >>> import tempfile
@@ -26,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -39,6 +41,7 @@ from ubunye.exceptions import EngineError
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.fs as pafs
 
     from ubunye.config import IOConfig
 
@@ -96,12 +99,18 @@ FileSchema = Sequence[str] | Mapping[str, str]
 
 
 def check_alike(
-    io: IOConfig, files: list[Path], root: Path, schema_of: Callable[[Path], FileSchema], *, ordered: bool = False
+    io: IOConfig,
+    files: list[Path],
+    root: Path,
+    schema_of: Callable[[Path], FileSchema],
+    *,
+    ordered: bool = False,
+    shown: Callable[[Path], str] = str,
 ) -> None:
-    """Raise EngineError naming two files and what differs unless every file of the input has the same
-    partition columns (the ``name=`` folders above it) and the same columns (``schema_of(file)``, the names a
-    reader finds in it; with their types, when it gives them; in the same order when ``ordered``: Spark pairs a
-    csv file's values with the first file's header by position).
+    """Raise EngineError naming two files (as ``shown`` names them: a URL's) and what differs unless every file of
+    the input has the same partition columns (the ``name=`` folders above it) and the same columns
+    (``schema_of(file)``, the names a reader finds in it; with their types, when it gives them; in the same order
+    when ``ordered``: Spark pairs a csv file's values with the first file's header by position).
 
     The readers take the first file's columns as the input's: a file with other columns would be read with
     them silently (its own dropped, the missing ones null), and files beside partition folders would be read
@@ -118,7 +127,7 @@ def check_alike(
         return
     first = files[0]
     for file in files[1:]:
-        why = partition_difference(root, first, file)
+        why = partition_difference(root, first, file, shown(file), first_label=shown(first))
         if why is not None:
             msg = (
                 f"input {io.name!r}: {why}; every file of an input must sit in the same partition folders "
@@ -127,7 +136,7 @@ def check_alike(
             raise EngineError(msg)
     columns = schema_of(first)
     for file in files[1:]:
-        why = column_difference(str(first), columns, str(file), schema_of(file), ordered=ordered)
+        why = column_difference(shown(first), columns, shown(file), schema_of(file), ordered=ordered)
         if why is not None:
             msg = (
                 f"input {io.name!r}: its files have {why}; a reader would read every file with the "
@@ -136,9 +145,12 @@ def check_alike(
             raise EngineError(msg)
 
 
-def partition_difference(root: Path, first: Path, file: Path, label: str | None = None) -> str | None:
+def partition_difference(
+    root: Path, first: Path, file: Path, label: str | None = None, *, first_label: str | None = None
+) -> str | None:
     """How the partition folders (``name=`` folders under ``root``) above ``first`` and ``file`` differ, for a
-    message (``label`` names ``file`` there, else its path), or None when they are the same.
+    message (``label`` names ``file`` there, ``first_label`` ``first``, else their paths), or None when they are
+    the same.
 
     Example:
         >>> partition_difference(Path("/d"), Path("/d/k=1/a.csv"), Path("/d/b.csv"), "the new part")
@@ -147,7 +159,7 @@ def partition_difference(root: Path, first: Path, file: Path, label: str | None 
     keys, other = _partition_keys(first, root), _partition_keys(file, root)
     if other == keys:
         return None
-    return f"{first} sits in {_folders(keys)} but {label or file} in {_folders(other)}"
+    return f"{first_label or first} sits in {_folders(keys)} but {label or file} in {_folders(other)}"
 
 
 def column_difference(
@@ -222,7 +234,8 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
                     raise EngineError(msg)
                 # An empty csv or json file, or a csv of a header alone, holds no rows (Spark writes one per empty
                 # task); readers fail on it, or take its columns as typeless
-                if io.format in ("csv", "json") and _holds_no_rows(io.format, here, entry.stat().st_size):
+                size = entry.stat().st_size
+                if io.format in ("csv", "json") and _holds_no_rows(io.format, entry.name, size, here.read_bytes):
                     continue
                 found.append(here)
             else:
@@ -235,15 +248,75 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
     return found
 
 
-def _holds_no_rows(fmt: str, file: Path, size: int) -> bool:
-    """An empty file, or (csv) one line alone: the header Spark writes for a task without rows."""
+def _holds_no_rows(fmt: str, name: str, size: int, read: Callable[[], bytes]) -> bool:
+    """An empty file, or (csv) one line alone: the header Spark writes for a task without rows (``read()``: the
+    file's bytes, read only for a small csv file)."""
     if size == 0:
         return True
-    if fmt != "csv" or size > 65_536 or not file.name.lower().endswith(".csv"):  # a compressed file: its bytes
+    if fmt != "csv" or size > 65_536 or not name.lower().endswith(".csv"):  # a compressed file: its bytes
         return False
-    with file.open("rb") as fh:
-        text = fh.read().rstrip(b"\r\n")
+    text = read().rstrip(b"\r\n")
     return b"\n" not in text and b"\r" not in text
+
+
+def remote_files(io: IOConfig, filesystem: pafs.FileSystem, root: str, url: str) -> list[str]:
+    """The data files of the input at the URL ``url`` (``root`` on the pyarrow ``filesystem``), as paths on it,
+    checked by :func:`data_files`' rules but for the text's encoding (a second read of every byte: the reader
+    calls :func:`check_utf8` once what it read shows bad text) and in the order a local folder's are: so a folder
+    is read alike wherever it is stored. Without this, pyarrow
+    listed a URL itself: every file but hidden ones read as data, partition folders read as no column.
+
+    Raises:
+        FileNotFoundError: nothing at ``url`` (the reader says what is missing: a bucket, a key).
+        EngineError: naming the input and ``url``'s file or folder, for each rule of :func:`data_files`.
+    """
+    from pyarrow.fs import FileSelector, FileType
+
+    info = filesystem.get_file_info(root)
+    if info.type == FileType.NotFound:
+        raise FileNotFoundError(url)
+    if info.type != FileType.Directory:
+        return [root]
+    base, shown = root.rstrip("/"), url.rstrip("/")
+    entries = filesystem.get_file_info(FileSelector(base, recursive=True))
+    found: list[str] = []
+    # sorted as _listing walks a folder: by each level's name, so the first file is the same file
+    for entry in sorted(entries, key=lambda e: e.path[len(base) + 1 :].split("/")):
+        parts = entry.path[len(base) + 1 :].split("/")
+        if any(is_hidden(part) for part in parts):
+            continue
+        here = f"{shown}/{'/'.join(parts)}"
+        if entry.type == FileType.Directory:
+            if "=" not in parts[-1]:
+                msg = (
+                    f"input {io.name!r}: {here} is a folder inside the {io.format} data folder {url} but not a "
+                    "partition (name=value): move it out, or hide it with a leading _ or ."
+                )
+                raise EngineError(msg)
+        elif _is_data_file(io.format or "", parts[-1]):
+            read = functools.partial(_remote_bytes, filesystem, entry.path)
+            if io.format in ("csv", "json") and _holds_no_rows(io.format, parts[-1], entry.size or 0, read):
+                continue
+            found.append(entry.path)
+        else:
+            msg = (
+                f"input {io.name!r}: {here} is not a {io.format} file (a {io.format} input reads files ending in "
+                f"{', '.join(_suffixes(io.format or ''))}): move it out of {url}, or hide it with a leading _ or ."
+            )
+            raise EngineError(msg)
+    if not found and not io.allow_empty:
+        msg = (
+            f"input {io.name!r}: the folder {url} holds no {io.format} data files (hidden files such as "
+            "_SUCCESS and .crc do not count); set allow_empty: true to read it as an empty table"
+        )
+        raise EngineError(msg)
+    return found
+
+
+def _remote_bytes(filesystem: pafs.FileSystem, path: str) -> bytes:
+    with filesystem.open_input_stream(path, compression=None) as stream:
+        data: bytes = stream.read()
+    return data
 
 
 def _suffixes(fmt: str) -> list[str]:
@@ -257,8 +330,11 @@ def _is_data_file(fmt: str, name: str) -> bool:
     return name.lower().endswith(tuple(_suffixes(fmt)))
 
 
-def check_utf8(io: IOConfig, file: Path) -> None:
-    """Raise EngineError naming ``file`` (offset and line of the first bad byte) unless it is UTF-8 text.
+def check_utf8(
+    io: IOConfig, file: Path, *, filesystem: pafs.FileSystem | None = None, shown: str | None = None
+) -> None:
+    """Raise EngineError naming ``file`` (as ``shown``, else its path; offset and line of the first bad byte)
+    unless it is UTF-8 text; ``file`` is a path on ``filesystem`` (pyarrow's: a URL's), else local.
 
     Example:
         >>> import tempfile
@@ -271,7 +347,9 @@ def check_utf8(io: IOConfig, file: Path) -> None:
     """
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset, lines = 0, 0
-    with open_text(file) as fh:
+    # a URL's file decompressed as named (.gz, .bz2, .zst), as open_text does
+    opened = open_text(file) if filesystem is None else filesystem.open_input_stream(str(file))
+    with opened as fh:
         while True:
             chunk = fh.read(_CHUNK)
             pending = len(decoder.getstate()[0])
@@ -282,8 +360,8 @@ def check_utf8(io: IOConfig, file: Path) -> None:
                 at = offset - pending + exc.start
                 line = lines + data[pending : max(exc.start, pending)].count(b"\n") + 1
                 msg = (
-                    f"input {io.name!r}: {file} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {at}, "
-                    f"line {line}); {io.format} inputs are read as UTF-8: re-encode the file"
+                    f"input {io.name!r}: {shown or file} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                    f"{at}, line {line}); {io.format} inputs are read as UTF-8: re-encode the file"
                 )
                 raise EngineError(msg) from None
             if not chunk:
@@ -425,5 +503,6 @@ __all__ = [
     "open_text",
     "partition_difference",
     "refuse_compression",
+    "remote_files",
     "restore_cut_swap",
 ]

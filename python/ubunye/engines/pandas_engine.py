@@ -9,12 +9,14 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from io import TextIOWrapper
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ubunye.config import IOConfig
 from ubunye.engines._io import (
@@ -32,13 +34,15 @@ from ubunye.engines.delta import read_table
 from ubunye.engines.inputs import (
     SPARK_ROW_METADATA,
     check_alike,
+    check_utf8,
     column_paths,
     data_files,
     refuse_compression,
     refuse_spark_only_types,
+    remote_files,
 )
 from ubunye.engines.int96 import as_instants, int96_leaves, refuse_mixed, refuse_sub_microseconds
-from ubunye.engines.legacy_dates import refuse_legacy_dates, refuse_unsigned_drift
+from ubunye.engines.legacy_dates import refuse_legacy_dates, refuse_legacy_file, refuse_unsigned_drift
 from ubunye.engines.partition_types import refuse_overlap, text_partitioning, typed_partitions
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
@@ -48,6 +52,7 @@ from ubunye.hashing.dictionaries import decode_column
 if TYPE_CHECKING:
     import duckdb
     import pyarrow.dataset as ds
+    import pyarrow.fs as pafs
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
@@ -281,22 +286,24 @@ def _within_nanoseconds(texts: pa.ChunkedArray, kind: pa.TimestampType) -> bool:
     return nanos is None or nanos <= (2**63 - 1) % 1000
 
 
-def _remote_source(io: IOConfig, url: str) -> tuple[str, dict[str, Any]]:
-    """The path and ``filesystem`` argument for pyarrow to read the URL ``url`` with ``io.storage_options``, given
-    to the URL's fsspec filesystem (as the records store and polars take them); none given: the URL alone (pyarrow's
-    own filesystem, configured from the environment). Without this the options were ignored, and the environment's
+def _remote_source(io: IOConfig, url: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow filesystem and path on it to read the URL ``url`` with ``io.storage_options``, given to the
+    URL's fsspec filesystem (as the records store and polars take them); none given: pyarrow's own filesystem of
+    the URL, configured from the environment. Without this the options were ignored, and the environment's
     endpoint and credentials read other data than polars read with the same config."""
+    from pyarrow.fs import FileSystem, FSSpecHandler, PyFileSystem
+
     if not io.storage_options:
-        return url, {}
+        own: tuple[pafs.FileSystem, str] = FileSystem.from_uri(url)
+        return own
     import fsspec
-    from pyarrow.fs import FSSpecHandler, PyFileSystem
 
     try:
         fs, path = fsspec.core.url_to_fs(url, **io.storage_options)
     except (ImportError, ValueError, TypeError) as exc:
         msg = f"input {io.name!r}: cannot open {url} with its storage_options: {error_text(exc)}"
         raise EngineError(msg) from exc
-    return path, {"filesystem": PyFileSystem(FSSpecHandler(fs))}
+    return PyFileSystem(FSSpecHandler(fs)), path
 
 
 #: What a URL's first path segment is, by scheme, where a missing one is said by name.
@@ -309,13 +316,10 @@ def _missing_remote(io: IOConfig, url: str) -> str | None:
     or folder``; ``no such bucket`` when the bucket is missing too), or None when the URL is there (a file gone
     mid-read) or the store cannot say: the reader's own message then stands. Without this, s3fs's and pyarrow's
     message was the path alone (``cannot read parquet at s3://b/nothere: b/nothere``)."""
-    from pyarrow.fs import FileSystem, FileType
+    from pyarrow.fs import FileType
 
     try:
-        source, filesystem = _remote_source(io, url)
-        fs = filesystem.get("filesystem")
-        if fs is None:
-            fs, source = FileSystem.from_uri(url)
+        fs, source = _remote_source(io, url)
         if fs.get_file_info(source).type != FileType.NotFound:
             return None
         scheme, bucket = url.split("://", 1)[0].lower(), source.split("/", 1)[0]
@@ -337,15 +341,71 @@ def _options_refused(io: IOConfig, url: str, exc: Exception) -> str:
     return msg
 
 
-def _json_schema(file: Path) -> pa.Schema:
-    """The schema pyarrow infers from every row of the json ``file`` (one read of it)."""
+def _json_schema(file: Path | str, filesystem: pafs.FileSystem | None = None) -> pa.Schema:
+    """The schema pyarrow infers from every row of the json ``file`` (on ``filesystem``, else local; one read)."""
     import pyarrow.json as pj
 
     def read(size: int | None) -> pa.Schema:
         blocks = pj.ReadOptions(block_size=size) if size else None
-        return pj.read_json(file, read_options=blocks).schema
+        if filesystem is None:
+            return pj.read_json(file, read_options=blocks).schema
+        with filesystem.open_input_stream(str(file)) as stream:  # decompressed as named (.gz), as read_json does
+            return pj.read_json(stream, read_options=blocks).schema
 
     return larger_blocks(read)[0]
+
+
+def _schema_of(io: IOConfig, file: Path | str, filesystem: pafs.FileSystem | None = None) -> pa.Schema:
+    """The schema pyarrow reads ``file`` of ``io`` with (on ``filesystem``, else local): json's inferred from every
+    row, parquet's INT96 timestamps as instants (an append's drift check compares them as read)."""
+    import pyarrow.dataset as ds
+
+    on: dict[str, Any] = {} if filesystem is None else {"filesystem": filesystem}
+    if io.format == "json":
+        return _json_schema(file, filesystem)
+    if io.format == "parquet":
+        dataset = ds.dataset(str(file), format=_file_format(io), **on)
+        footer = next(iter(dataset.get_fragments())).metadata
+        return as_instants(dataset.schema, int96_leaves(footer, str(file)))
+    return larger_blocks(lambda size: ds.dataset(str(file), format=_file_format(io, size), **on).schema)[0]
+
+
+def _bad_text(table: pa.Table) -> bool:
+    """Whether csv or json text read into ``table`` was not UTF-8: pyarrow's csv reader reads such a column as
+    binary, its json reader keeps the bytes in a string column (which full validation finds), silently both."""
+    if any(pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type) for f in table.schema):
+        return True
+    try:
+        table.validate(full=True)
+    except pa.ArrowInvalid:
+        return True
+    return False
+
+
+def _unsigned_or_duration(kind: pa.DataType) -> bool:
+    """Whether ``kind`` holds an unsigned integer or a duration anywhere (a nested field too)."""
+    if pa.types.is_unsigned_integer(kind) or pa.types.is_duration(kind):
+        return True
+    if pa.types.is_dictionary(kind):
+        return _unsigned_or_duration(kind.value_type)
+    return any(_unsigned_or_duration(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _refuse_unsigned_drift_of(name: str, schemas: Sequence[tuple[str, pa.Schema]]) -> None:
+    """legacy_dates.refuse_unsigned_drift for files whose schemas were read already (``(file, schema)`` each, the
+    first file first): a URL's files, whose footers that function cannot open (it reads local files)."""
+    first_file, first = schemas[0]
+    for file, schema in schemas[1:]:
+        for field in schema:
+            index = first.get_field_index(field.name)
+            theirs = first.field(index).type if index >= 0 else None
+            if theirs is None or theirs == field.type:
+                continue
+            if _unsigned_or_duration(field.type) or _unsigned_or_duration(theirs):
+                msg = f"input {name!r}: {file}: column {field.name!r} is {field.type} where {first_file} has it as "
+                msg += f"{theirs}: rows-v1 has no unsigned integers nor durations (docs/rows-v1.md section 11), and "
+                msg += "one would be read as the other's type; cast the column to one signed type in every file"
+                raise EngineError(msg)
 
 
 def _unified(schemas: list[pa.Schema]) -> pa.Schema:
@@ -369,11 +429,18 @@ def _timestamps_as_text(kind: pa.DataType) -> pa.DataType:
     return kind
 
 
-def _refuse_rounded_integers(io: IOConfig, files: list[Path], table: pa.Table) -> None:
-    """Raise EngineError naming the input, file and column when a csv or json file holds an integer beyond the
-    64-bit range in a column pyarrow read as float64: every such value was rounded (9223372036854775809 and
-    ...810 both 9223372036854775808.0), a guessed value. Only a float64 column holding a whole number of at least
-    2**63 in magnitude is looked at again, as text (csv) or by Python's json (json, its lines): rare, so free."""
+def _refuse_rounded_integers(
+    io: IOConfig,
+    files: Sequence[Path | str],
+    table: pa.Table,
+    filesystem: pafs.FileSystem | None = None,
+    shown: Callable[[Path | str], str] = str,
+) -> None:
+    """Raise EngineError naming the input, file (as ``shown`` names it) and column when a csv or json file (on
+    ``filesystem``, else local) holds an integer beyond the 64-bit range in a column pyarrow read as float64: every
+    such value was rounded (9223372036854775809 and ...810 both 9223372036854775808.0), a guessed value. Only a
+    float64 column holding a whole number of at least 2**63 in magnitude is looked at again, as text (csv) or by
+    Python's json (json, its lines): rare, so free."""
     import pyarrow.compute as pc
 
     for name in table.column_names:
@@ -384,29 +451,35 @@ def _refuse_rounded_integers(io: IOConfig, files: list[Path], table: pa.Table) -
         if not pc.any(big).as_py():
             continue
         for file in files:
-            found = _integer_text(io, file, name)
+            found = _integer_text(io, file, name, filesystem)
             if found is not None:
                 msg = (
-                    f"input {io.name!r}: {file}: column {name!r} holds the integer {found}, beyond 64 bits: read as "
-                    "a float64 it would be rounded; store it as a string, or as a decimal in parquet"
+                    f"input {io.name!r}: {shown(file)}: column {name!r} holds the integer {found}, beyond 64 bits: "
+                    "read as a float64 it would be rounded; store it as a string, or as a decimal in parquet"
                 )
                 raise EngineError(msg)
 
 
-def _integer_text(io: IOConfig, file: Path, name: str) -> str | None:
-    """The first integer written in ``file``'s column ``name`` that a 64-bit integer cannot hold, or None."""
+def _integer_text(io: IOConfig, file: Path | str, name: str, filesystem: pafs.FileSystem | None) -> str | None:
+    """The first integer written in ``file``'s column ``name`` (on ``filesystem``, else local) that a 64-bit
+    integer cannot hold, or None."""
     if io.format == "csv":
         import pyarrow.csv as pcsv
 
         convert = pcsv.ConvertOptions(column_types={name: pa.string()}, include_columns=[name])
         try:
-            texts = pcsv.read_csv(file, parse_options=csv_parse_options(io), convert_options=convert)
+            if filesystem is None:
+                texts = pcsv.read_csv(file, parse_options=csv_parse_options(io), convert_options=convert)
+            else:
+                with filesystem.open_input_stream(str(file)) as stream:  # decompressed as named, as read_csv does
+                    texts = pcsv.read_csv(stream, parse_options=csv_parse_options(io), convert_options=convert)
         except (pa.ArrowInvalid, KeyError):  # a partition column, or the column is in another file
             return None
         values = texts.column(0).to_pylist()
     else:
         values = []
-        with file.open(encoding="utf-8") as lines:
+        opened = Path(file).open("rb") if filesystem is None else filesystem.open_input_stream(str(file))
+        with opened, TextIOWrapper(opened, encoding="utf-8") as lines:
             for line in lines:
                 row = json.loads(line) if line.strip() else None
                 values.append(row.get(name) if isinstance(row, dict) else None)
@@ -514,47 +587,76 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         files = data_files(io, path)  # checked: no stray file, no empty folder, UTF-8 text (inputs.py)
         if files == []:
             return pa.table({})  # allow_empty, and no schema is declared: no rows, no columns
-        if files is None:  # a URL: pyarrow lists it
-            source, filesystem = _remote_source(io, path)
-            try:
-                table = _table(io, source, None, **filesystem)
-            except TypeError as exc:  # fsspec opens the filesystem lazily: an option it does not take shows here
-                if not filesystem:
-                    raise
-                raise EngineError(_options_refused(io, path, exc)) from exc
-            if io.format == "parquet":  # the dataset's schema carries its first file's metadata: Spark's schema
-                refuse_spark_only_types(io, (table.schema.metadata or {}).get(SPARK_ROW_METADATA), path)
-            return table
-        refuse_compression(io, files, "pyarrow's dataset reader", (".zst",))
+        if files is None:  # a URL: listed here, by the same rules
+            return self._read_url(io, path)
         root = local_path(path)
         assert root is not None
-        schemas = functools.cache(lambda file: self._file_schema(io, file))
-        check_alike(io, files, root, lambda file: column_paths(schemas(file)))
+        return self._read_listed(io, files, root)
+
+    def _read_url(self, io: IOConfig, url: str) -> pa.Table:
+        """The files at the URL ``url``, listed by the rules of a local folder (inputs.remote_files) and read as
+        :meth:`_read_listed` reads a local folder's, on the URL's filesystem: the same folder reads as the same
+        table wherever it is stored. pyarrow listed and read a URL itself before: partition folders read as no
+        column and a file with another column read with the first file's, silently."""
+        filesystem, root = _remote_source(io, url)
+        try:
+            files = remote_files(io, filesystem, root, url)
+        except TypeError as exc:  # fsspec opens the filesystem lazily: an option it does not take shows here
+            if not io.storage_options:
+                raise
+            raise EngineError(_options_refused(io, url, exc)) from exc
+        if not files:
+            return pa.table({})  # allow_empty, as a local folder
+        base = root.rstrip("/")
+
+        def shown(file: Path | str) -> str:  # a file as the user names it: its URL
+            return url.rstrip("/") + str(file)[len(base) :]
+
+        return self._read_listed(io, [Path(f) for f in files], Path(base), filesystem, shown)
+
+    def _read_listed(
+        self,
+        io: IOConfig,
+        files: list[Path],
+        root: Path,
+        filesystem: pafs.FileSystem | None = None,
+        shown: Callable[[Path | str], str] = str,
+    ) -> pa.Table:
+        """The listed ``files`` under ``root`` (on ``filesystem``, else local; named in errors as ``shown`` names
+        them), checked alike and read with their partition columns typed as Spark types them."""
+        refuse_compression(io, files, "pyarrow's dataset reader", (".zst",))
+        schemas = functools.cache(lambda file: _schema_of(io, file, filesystem))
+        check_alike(io, files, root, lambda file: column_paths(schemas(file)), shown=shown)
         refuse_overlap(io.name, schemas(files[0]).names if files else [], files, root)
         if io.format == "parquet":  # alike: the first file says what Spark declared for all
             declared = schemas(files[0]).metadata or {}
-            refuse_spark_only_types(io, declared.get(SPARK_ROW_METADATA), str(files[0]))
-            refuse_unsigned_drift(io.name, files)  # pyarrow would cast it to the first file's type
-            refuse_legacy_dates(io.name, files)  # Spark's hybrid-calendar days, read as other days here
+            refuse_spark_only_types(io, declared.get(SPARK_ROW_METADATA), shown(files[0]))
+            # pyarrow would cast an unsigned drift to the first file's type; Spark's hybrid-calendar days read as
+            # other days here
+            if filesystem is None:
+                refuse_unsigned_drift(io.name, files)
+                refuse_legacy_dates(io.name, files)
+            else:
+                _refuse_unsigned_drift_of(io.name, [(shown(f), schemas(f)) for f in files])
+                for file in files:
+                    with filesystem.open_input_file(str(file)) as handle:
+                        parquet = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us")
+                        refuse_legacy_file(f"input {io.name!r}", shown(file), parquet)
         whole = _unified([schemas(f) for f in files]) if io.format == "json" else None
         # name=value folders become columns, read as their text, then typed as Spark types them (not pyarrow's guess)
         hive = text_partitioning(files, root)
+        on: dict[str, Any] = {} if filesystem is None else {"filesystem": filesystem}
         sources = [str(f) for f in files]
-        table = _table(io, sources, whole, **hive)
+        table = _table(io, sources, whole, **on, **hive)
         if io.format in ("csv", "json"):
-            _refuse_rounded_integers(io, files, table)
+            if filesystem is not None and _bad_text(table):  # checked before the read locally (data_files)
+                for file in files:
+                    check_utf8(io, file, filesystem=filesystem, shown=shown(file))
+            _refuse_rounded_integers(io, files, table, filesystem, shown)
         return typed_partitions(io.name, table, files, root)
 
     def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
-        import pyarrow.dataset as ds
-
-        if io.format == "json":
-            return _json_schema(file)
-        if io.format == "parquet":  # its INT96 timestamps as read: instants (an append's drift check compares them)
-            dataset = ds.dataset(str(file), format=_file_format(io))
-            footer = next(iter(dataset.get_fragments())).metadata
-            return as_instants(dataset.schema, int96_leaves(footer, str(file)))
-        return larger_blocks(lambda size: ds.dataset(str(file), format=_file_format(io, size)).schema)[0]
+        return _schema_of(io, file)
 
     # -- writing (the rest is LocalEngine's) ------------------------------------------------------------------------
     def _arrow(self, frame: pd.DataFrame, *, rows: bool) -> pa.Table:
