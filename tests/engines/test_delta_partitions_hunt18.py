@@ -23,7 +23,7 @@ deltalake = pytest.importorskip("deltalake", reason="deltalake is not installed 
 from deltalake import DeltaTable  # noqa: E402
 
 from tests.lineage.usecase import last, write_task  # noqa: E402
-from tests.optional import LOCAL_ENGINES  # noqa: E402
+from tests.optional import LOCAL_ENGINES, NO_POLARS  # noqa: E402
 from ubunye.config import IOConfig  # noqa: E402
 from ubunye.engines import get_engine  # noqa: E402
 from ubunye.exceptions import UbunyeError  # noqa: E402
@@ -172,7 +172,7 @@ def test_a_failed_write_keeps_a_folder_that_was_there_before(tmp_path: Path, eng
 
 def _frame(engine: str) -> object:
     """Rows (p, v) as ``engine``'s own frame."""
-    module = pytest.importorskip(engine)
+    module = pytest.importorskip(engine, reason=NO_POLARS)  # pandas is the package's own; polars an extra
     return module.DataFrame({"p": ["x", "y"], "v": [1, 2]})
 
 

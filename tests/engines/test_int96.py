@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.optional import needs_polars
+from tests.optional import NO_POLARS, needs_polars
 from ubunye.cli.hash import hash_target
 from ubunye.config import IOConfig
 from ubunye.engines import get_engine, int96
@@ -34,7 +34,7 @@ from ubunye.hashing import hash_frame
 
 pytestmark = needs_polars
 
-pl = pytest.importorskip("polars")
+pl = pytest.importorskip("polars", reason=NO_POLARS)
 
 ENGINES = ("pandas", "polars")
 UTC = dt.timezone.utc

@@ -38,6 +38,7 @@ from ubunye.runner import run_task
 UTC = dt.timezone.utc
 UBUNYE = str(Path(sys.executable).with_name("ubunye"))
 SPARK_ROW_METADATA = "org.apache.spark.sql.parquet.row.metadata"
+NO_DELTALAKE = "deltalake is not installed in this venv (make pandas2 installs the package without its dependencies)"
 
 #: Spark's "open end", an ordinary instant, the first day, a pre-1677 one (outside nanoseconds both ways), null.
 STAMPS = [
@@ -151,7 +152,7 @@ def test_a_run_reading_int96_records_instants_and_appends_instants_to_it(tmp_pat
 def test_a_spark_delta_table_with_int96_files_hashes_as_its_parquet_file(tmp_path: Path) -> None:
     # Delta's log says timestamp: deltalake read its INT96 files as instants already; the same file as plain
     # parquet now hashes alike
-    pytest.importorskip("deltalake")
+    pytest.importorskip("deltalake", reason=NO_DELTALAKE)
     from tests.engines.test_delta_hunt17 import _delta_by_hand
 
     flat = _rows(None).select(["id", "t"])
@@ -253,7 +254,7 @@ def _good_output(tmp_path: Path, fmt: str) -> tuple[object, ...]:
 @pytest.mark.parametrize("fmt", ["json", "parquet", "csv", "delta"])
 def test_columns_named_alike_once_text_are_refused_before_any_write(tmp_path: Path, fmt: str) -> None:
     if fmt == "delta":
-        pytest.importorskip("deltalake")
+        pytest.importorskip("deltalake", reason=NO_DELTALAKE)
     before = _good_output(tmp_path, fmt)
     task = _task(tmp_path, "clash", fmt, "pd.DataFrame({0: [1, 2], '0': ['x', 'y']})")
     with pytest.raises(TaskError, match=r"output 'o'.*the frame's columns 0 \(int\) and '0' \(str\) are both named"):
@@ -277,7 +278,7 @@ def test_a_column_pyarrow_cannot_convert_is_named_with_its_dtype(
     tmp_path: Path, fmt: str, frame: str, said: str
 ) -> None:
     if fmt == "delta":
-        pytest.importorskip("deltalake")
+        pytest.importorskip("deltalake", reason=NO_DELTALAKE)
     before = _good_output(tmp_path, fmt)
     with pytest.raises(TaskError, match=rf"output 'o': cannot write {fmt} to .*: " + said):
         run_task(_task(tmp_path, "bad", fmt, frame))

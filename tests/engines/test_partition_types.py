@@ -18,6 +18,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 
+from tests.optional import NO_POLARS
 from ubunye.cli.hash import hash_target
 from ubunye.engines.partition_types import partition_column, unescape_path_name
 from ubunye.exceptions import EngineError
@@ -265,7 +266,7 @@ def test_a_timestamp_of_a_signed_year_is_refused_as_a_timestamp(raws: list[str])
 
 @pytest.mark.parametrize("engine", ["pandas", "polars"])
 def test_signed_year_folders_hash_as_spark_reads_them(tmp_path: Path, engine: str) -> None:
-    pytest.importorskip(engine)
+    pytest.importorskip(engine, reason=NO_POLARS)  # pandas is the package's own; polars an extra
     # s: a date and a string, so strings (was refused); d: dates of years Python's dates do not hold; z: 0e5
     folders = [("-2024-01-01", "-2024-01-01", "0e5"), ("x", "+12024-01-01", "1e3")]
     root = tmp_path / "t"
@@ -282,3 +283,100 @@ def test_signed_year_folders_hash_as_spark_reads_them(tmp_path: Path, engine: st
     read = hash_target(str(root), engine=engine)
     assert read["schema"] == hash_frame(spark).schema
     assert read["data_hash"] == hash_frame(spark).data_hash
+
+
+# -- digits other than 0-9 -----------------------------------------------------------------------------------------
+# Measured with spark.read.parquet (session zone UTC) on Spark 3.5.9, 4.0.5 and 4.2, which all gave these (and
+# tests/spark/test_partition_types_spark.py checks them on the Spark it runs on). Java's Integer.parseInt, Long and
+# BigDecimal take any Unicode decimal digit of the Basic Multilingual Plane ("\u0663" is 3); java.time's date and
+# time parsers and Double.parseDouble take 0-9 only, and a digit beyond that plane is no digit to any of them.
+# Before, "\u0662\u0660\u0662\u0664-01-01" was a date, its timestamp refused, and "\U0001d7cf" an int.
+SPARK_DIGITS = [
+    (["\u0662\u0660\u0662\u0664-01-01"], pa.string(), ["\u0662\u0660\u0662\u0664-01-01"]),
+    (["2024-\u0660\u0661-01"], pa.string(), ["2024-\u0660\u0661-01"]),
+    (["\u0662\u0660\u0662\u0664-01-01 10%3A00%3A00"], pa.string(), ["\u0662\u0660\u0662\u0664-01-01 10:00:00"]),
+    (["2024-01-01 \u0661\u0660%3A00%3A00"], pa.string(), ["2024-01-01 \u0661\u0660:00:00"]),
+    (["\u0663"], pa.int32(), [3]),
+    (["\uff11\uff12"], pa.int32(), [12]),  # fullwidth digits
+    (["-\u0663", "3000000000"], pa.int64(), [-3, 3000000000]),
+    (["\u0661e3"], pa.decimal128(4, 0), [Decimal(1000)]),
+    (["1e\u0663"], pa.decimal128(4, 0), [Decimal(1000)]),
+    (["\u0661.5"], pa.string(), ["\u0661.5"]),  # a BigDecimal of scale 1, and no double
+    (["\U0001d7cf"], pa.string(), ["\U0001d7cf"]),  # MATHEMATICAL BOLD DIGIT ONE: two chars to Java
+    (["-\U0001d7cf\U0001d7cf"], pa.string(), ["-\U0001d7cf\U0001d7cf"]),
+    (["1e\U0001d7cf"], pa.string(), ["1e\U0001d7cf"]),
+]
+
+
+@pytest.mark.parametrize(("raws", "kind", "values"), SPARK_DIGITS, ids=[ascii(c[0])[:30] for c in SPARK_DIGITS])
+def test_digits_other_than_ascii_type_as_spark(raws: list[str], kind: pa.DataType, values: list[object]) -> None:
+    column = partition_column("k", raws)
+    assert column.type == kind
+    assert column.to_pylist() == values
+
+
+def test_an_int_of_other_digits_beside_doubles_is_refused_as_spark_fails() -> None:
+    # int and double make a double column; Spark then fails on Double.parseDouble("\u0661") (INVALID_PARTITION_VALUE).
+    # Before, the value was read as null.
+    with pytest.raises(EngineError, match=r"partition column 'k' holds '\u0661' beside doubles, which Spark fails"):
+        partition_column("k", ["\u0661", "1.5"])
+
+
+# Spark 3.5's unescapePathName decodes "%" and two chars Integer.parseInt(_, 16) takes ("%+1" is U+0001, "%\u0663\u0663"
+# is "3"), Spark 4.0 and later two ASCII hex digits only (measured on 3.5.9, 4.0.5 and 4.2): no reading is every
+# line's, so the pandas and polars engines refuse them. Before, they read Spark 4's.
+LINE_ESCAPES = [["a%+1"], ["%\u0663\u0663"], ["x%-0"], ["%\uff21\uff41"]]
+
+
+@pytest.mark.parametrize("raws", LINE_ESCAPES, ids=ascii)
+def test_an_escape_spark_lines_read_otherwise_is_refused(raws: list[str]) -> None:
+    with pytest.raises(EngineError, match=r"partition column 'k' holds .*, whose %-escapes Spark 3.5 reads as"):
+        partition_column("k", raws)
+
+
+# -- folder layouts ------------------------------------------------------------------------------------------------
+# Spark refuses to read these (3.5.9, 4.0.5, 4.2: EMPTY_PARTITION_COLUMN_NAME, COLUMN_ALREADY_EXISTS, names compared
+# in lower case); before, polars hashed them all and pandas all but the repeated name (a pyarrow error).
+SPARK_REFUSED_LAYOUTS = {
+    "=1": r"the partition folder '=1' names no column \(nothing before '='\), which Spark refuses",
+    "K=1/k=2": r"the partition folders 'K=1' and 'k=2' name one column \('K' and 'k', as Spark's names ignore case",
+    "k=1/k=2": r"the partition folders 'k=1' and 'k=2' name one column \('k'\), which Spark refuses to read",
+    "%4B=1/k=2": r"the partition folders '%4B=1' and 'k=2' name one column \('K' and 'k'",
+}
+#: A column name Spark 3.5 and 4 unescape otherwise: refused as its values are.
+LINE_LAYOUTS = {"%+1=1": r"the partition folder '%\+1=1' names column '%\+1', whose %-escapes Spark 3.5 reads"}
+#: Names alike in Python's casefold but not in Spark's lower case: two columns, as Spark reads them.
+READ_LAYOUTS = ["\u00df=1/ss=2", "I=1/\u0131=2", "\u0130=1/i=2"]
+
+
+def _layout(tmp_path: Path, folders: str) -> Path:
+    root = tmp_path / "t"
+    (root / folders).mkdir(parents=True)
+    pq.write_table(pa.table({"v": pa.array([7], pa.int64())}), root / folders / "part-0.parquet")
+    return root
+
+
+@pytest.mark.parametrize("engine", ["pandas", "polars"])
+@pytest.mark.parametrize(
+    ("folders", "said"),
+    [pytest.param(*c, id=ascii(c[0])) for c in [*SPARK_REFUSED_LAYOUTS.items(), *LINE_LAYOUTS.items()]],
+)
+def test_a_layout_spark_refuses_is_refused_naming_the_folders(
+    tmp_path: Path, engine: str, folders: str, said: str
+) -> None:
+    pytest.importorskip(engine, reason=NO_POLARS)  # pandas is the package's own; polars an extra
+    with pytest.raises(EngineError, match=r"input '.*/t': " + said):
+        hash_target(str(_layout(tmp_path, folders)), engine=engine)
+
+
+@pytest.mark.parametrize("engine", ["pandas", "polars"])
+@pytest.mark.parametrize("folders", READ_LAYOUTS, ids=ascii)
+def test_names_spark_tells_apart_are_two_columns(tmp_path: Path, engine: str, folders: str) -> None:
+    pytest.importorskip(engine, reason=NO_POLARS)  # pandas is the package's own; polars an extra
+    columns = {"v": pa.array([7], pa.int64())}
+    columns.update({part.split("=")[0]: pa.array([int(part.split("=")[1])], pa.int32()) for part in folders.split("/")})
+    read = hash_target(str(_layout(tmp_path, folders)), engine=engine)
+    assert (read["schema"], read["data_hash"]) == (
+        hash_frame(pa.table(columns)).schema,
+        hash_frame(pa.table(columns)).data_hash,
+    )

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.optional import needs_polars
+from tests.optional import NO_POLARS, needs_polars
 from ubunye.cli.hash import hash_target
 from ubunye.config import IOConfig
 from ubunye.engines import get_engine
@@ -19,7 +19,7 @@ from ubunye.exceptions import EngineError
 
 pytestmark = needs_polars
 
-pl = pytest.importorskip("polars")
+pl = pytest.importorskip("polars", reason=NO_POLARS)
 
 STAMPS = [
     dt.datetime(9999, 12, 31, 23, 59, 59, 999999),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import calendar
 import decimal
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,14 @@ HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
+# A digit as Java's Character.digit(ch, 10) takes it: any Unicode decimal digit of the Basic Multilingual Plane
+# ("\u0663" is 3). Python's \d takes those beyond it too, which Java holds as two chars, neither a digit ("\U0001d7cf"
+# is a string in Spark). (Every decimal digit Unicode added since Java's and Python's oldest tables lies beyond it.)
+_DIGIT = r"[^\D\U00010000-\U0010FFFF]"
 # Java's Integer.parseInt / Long.parseLong: a sign and digits, nothing else (no blanks, no "_")
-_INTEGER = re.compile(r"[+-]?\d+")
+_INTEGER = re.compile(rf"[+-]?{_DIGIT}+")
 # java.math.BigDecimal(String): digits with an optional point and an optional exponent
-_BIG_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_BIG_DECIMAL = re.compile(rf"[+-]?(?:{_DIGIT}+\.?{_DIGIT}*|\.{_DIGIT}+)(?:[eE][+-]?{_DIGIT}+)?")
 # Java's Double.parseDouble, after it trims characters up to U+0020: NaN, Infinity, a decimal number or a hex one,
 # with an optional f/F/d/D suffix on numbers (Python's float() takes "inf", "nan" and "1_0", which Java refuses)
 _JAVA_DOUBLE = re.compile(
@@ -37,12 +42,13 @@ _JAVA_DOUBLE = re.compile(
     r"|(?P<hex>0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)"
 )
 # Spark's DateFormatter.defaultPattern "yyyy-MM-dd" (java.time's "uuuu-MM-dd", parsed strictly: two-digit month and
-# day; the year's sign rules are in _epoch_day)
-_YMD = r"(?P<sign>[+-]?)(?P<year>\d{4,})-(?P<month>\d{2})-(?P<day>\d{2})"
+# day; the year's sign rules are in _epoch_day). java.time and Spark's cast to date take ASCII digits only:
+# "\u0662\u0660\u0662\u0664-01-01" is a string in Spark
+_YMD = r"(?P<sign>[+-]?)(?P<year>[0-9]{4,})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
 _DATE = re.compile(_YMD)
 # Spark's PartitioningUtils.timestampPartitionPattern "yyyy-MM-dd HH:mm:ss[.S]", on the unescaped text: one fraction
 # digit at most ("10:00:00.12" is a string in Spark 3.5 to 4.3)
-_TIMESTAMP = re.compile(_YMD + r" (?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.\d)?")
+_TIMESTAMP = re.compile(_YMD + r" (?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})(?:\.[0-9])?")
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # the first and last days on which Spark's timestamp (microseconds in a long) holds a local time in some session
 # zone; on these two, a time beyond it is taken for a timestamp all the same (refused, never misread)
@@ -58,6 +64,52 @@ def unescape_path_name(text: str) -> str:
         'a/b:%zz'
     """
     return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def _java_hex(pair: str) -> int:
+    """Integer.parseInt(pair, 16), or -1 where it throws: a sign, then digits as Character.digit(ch, 16) takes
+    them (Unicode decimal digits of the Basic Multilingual Plane, ASCII and fullwidth a-f/A-F)."""
+    sign, digits = (pair[0], pair[1:]) if pair[:1] in ("+", "-") else ("", pair)
+    values = [_java_hex_digit(c) for c in digits]
+    if not values or min(values) < 0:
+        return -1
+    value = int("".join(f"{v:x}" for v in values), 16)
+    return -value if sign == "-" else value
+
+
+def _java_hex_digit(c: str) -> int:
+    """Character.digit(c, 16), or -1."""
+    for first in ("a", "A", "\uff41", "\uff21"):  # ASCII and fullwidth letters
+        if 0 <= ord(c) - ord(first) < 6:
+            return 10 + ord(c) - ord(first)
+    return unicodedata.decimal(c, -1) if ord(c) < 0x10000 else -1
+
+
+def _unescape_spark35(text: str) -> str:
+    """``text`` as Spark 3.5's unescapePathName reads it: each ``%`` and the two chars after it that
+    Integer.parseInt(_, 16) takes, to a non-negative code, is that character (``%+1`` is U+0001, ``%\u0663\u0663``
+    is ``3``); Spark 4 decodes two ASCII hex digits only, as :func:`unescape_path_name`.
+
+    Example:
+        >>> _unescape_spark35("a%+1%41%-1%4"), unescape_path_name("a%+1%41%-1%4")
+        ('a\\x01A%-1%4', 'a%+1A%-1%4')
+    """
+    out, i = [], 0
+    while i < len(text):
+        code = _java_hex(text[i + 1 : i + 3]) if text[i] == "%" and i + 2 < len(text) else -1
+        out.append(chr(code) if code >= 0 else text[i])
+        i += 3 if code >= 0 else 1
+    return "".join(out)
+
+
+def _refuse_line_escape(what: str, text: str) -> None:
+    """Raise EngineError (starting with ``what``) when Spark 3.5 and Spark 4 read ``text``'s %-escapes
+    otherwise: no reading of it is every Spark line's."""
+    if _unescape_spark35(text) != unescape_path_name(text):
+        msg = f"{what} {text!r}, whose %-escapes Spark 3.5 reads as {_unescape_spark35(text)!r} and Spark 4 as "
+        msg += f"{unescape_path_name(text)!r}: the pandas and polars engines cannot read it as every Spark line "
+        msg += "does: rename the folder (a % followed by two hex digits 0-9a-f is one character on every line)"
+        raise EngineError(msg)
 
 
 def _java_double(raw: str) -> float | None:
@@ -204,8 +256,9 @@ def partition_column(name: str, raws: Sequence[str | None] | pa.Array | pa.Chunk
     do not have.
 
     Raises:
-        EngineError: for a timestamp column, or an empty value (a folder ``k=``, which Spark refuses), naming the
-            column.
+        EngineError: naming the column, for a timestamp column, a value Spark refuses (an empty one, a folder
+            ``k=``; an int of digits other than 0-9 in a double column, ``k=\u0661`` beside ``k=1.5``) or one
+            Spark 3.5 and 4 unescape otherwise (``%+1``).
 
     Example:
         >>> partition_column("k", ["0", "3000000000", None]).type, partition_column("k", ["007", "1.5"]).to_pylist()
@@ -227,10 +280,20 @@ def partition_column(name: str, raws: Sequence[str | None] | pa.Array | pa.Chunk
         msg = f"partition column {name!r} has an empty value (a folder named {name + '='!r}), which Spark refuses "
         msg += "to read: no engine reads a value for it (a null partition is __HIVE_DEFAULT_PARTITION__)"
         raise EngineError(msg)
+    for raw in texts:
+        if raw is not None:
+            _refuse_line_escape(f"partition column {name!r} holds", raw)
     column = pa.null()
     for raw in texts:
         column = _wider(column, pa.null() if raw is None else _value_type(raw))
     values = [_typed(raw, column) for raw in texts]
+    if pa.types.is_floating(column):  # an int of non-ASCII digits ("\u0661"), which Double.parseDouble refuses
+        failed = next((r for r, v in zip(texts, values, strict=True) if r not in (None, HIVE_NULL) and v is None), None)
+        if failed is not None:
+            msg = f"partition column {name!r} holds {failed!r} beside doubles, which Spark fails to read "
+            msg += f"(INVALID_PARTITION_VALUE: Double.parseDouble refuses {failed!r}, an int of digits other than "
+            msg += "0-9): rename the folder with digits 0-9"
+            raise EngineError(msg)
     if pa.types.is_timestamp(column):
         shown = next(unescape_path_name(r) for r in texts if r is not None and _timestamp(r))
         msg = f"partition column {name!r} holds {shown!r}, which Spark reads as a timestamp: the local time of "
@@ -272,7 +335,15 @@ def text_partitioning(files: Sequence[Path], root: Path) -> dict[str, Any]:
     """pyarrow dataset options (``ds.dataset(..., **options)``) reading the partition columns of ``files`` under
     ``root`` as their folder text, names and values as written (no type guessed, no %xx decoded): what
     :func:`typed_partitions` then types as Spark does. No options when the files sit in no partition folder
-    (every file sits in the same ones: inputs.check_alike)."""
+    (every file sits in the same ones: inputs.check_alike).
+
+    Example:
+        >>> options = text_partitioning([Path("/d/dt=2024-01-01/k=7/p.parquet")], Path("/d"))
+        >>> options["partitioning"].schema.types, options["partition_base_dir"]
+        ([DataType(string), DataType(string)], '/d')
+        >>> text_partitioning([Path("/d/p.parquet")], Path("/d"))
+        {}
+    """
     import pyarrow.dataset as ds
 
     names = [name for name, _ in folder_values(files[0], root)] if files else []
@@ -284,7 +355,14 @@ def text_partitioning(files: Sequence[Path], root: Path) -> dict[str, Any]:
 
 def typed_partitions(source: str, table: pa.Table, files: Sequence[Path], root: Path) -> pa.Table:
     """``table`` read with :func:`text_partitioning`, its partition columns (holding their folder text) typed and
-    named as Spark reads them (:func:`partition_column`); errors name the input ``source``."""
+    named as Spark reads them (:func:`partition_column`); errors name the input ``source``.
+
+    Example:
+        >>> read = pa.table({"v": [1, 2], "k": ["007", "3000000000"], "s%2Fx": ["a%2Fb", "c"]})
+        >>> files = [Path("/d/k=007/s%2Fx=a%2Fb/p.parquet"), Path("/d/k=3000000000/s%2Fx=c/q.parquet")]
+        >>> typed_partitions("i", read, files, Path("/d")).to_pydict()
+        {'v': [1, 2], 'k': [7, 3000000000], 's/x': ['a/b', 'c']}
+    """
     for raw, _ in folder_values(files[0], root) if files else []:
         name, at = unescape_path_name(raw), table.schema.get_field_index(raw)
         try:
@@ -294,18 +372,48 @@ def typed_partitions(source: str, table: pa.Table, files: Sequence[Path], root: 
     return table
 
 
+def _refuse_layout(source: str, files: Sequence[Path], root: Path) -> None:
+    """Raise EngineError for partition folders Spark refuses to read: a folder with no column name (``=1``:
+    EMPTY_PARTITION_COLUMN_NAME) or two naming one column (``k=1/k=2``, ``K=1/k=2``: COLUMN_ALREADY_EXISTS, names
+    compared in lower case as Spark's are), or a name Spark 3.5 and 4 unescape otherwise. pyarrow and polars read
+    them (or fail naming no folder), so a table Spark refuses would be hashed."""
+    seen: dict[str, str] = {}
+    for raw, value in folder_values(files[0], root) if files else []:
+        folder, name = f"{raw}={value}", unescape_path_name(raw)
+        if not name:
+            msg = f"input {source!r}: the partition folder {folder!r} names no column (nothing before '='), which "
+            msg += "Spark refuses to read (EMPTY_PARTITION_COLUMN_NAME): rename it name=value"
+            raise EngineError(msg)
+        _refuse_line_escape(f"input {source!r}: the partition folder {folder!r} names column", raw)
+        # Spark's SchemaUtils.checkColumnNameDuplication: names in lower case (spark.sql.caseSensitive off)
+        if name.lower() in seen:
+            first = seen[name.lower()]
+            named = unescape_path_name(first.partition("=")[0])
+            both = f"{name!r}" if named == name else f"{named!r} and {name!r}, as Spark's names ignore case"
+            msg = f"input {source!r}: the partition folders {first!r} and {folder!r} name one column ({both}), "
+            msg += "which Spark refuses to read (COLUMN_ALREADY_EXISTS): rename one of them"
+            raise EngineError(msg)
+        seen[name.lower()] = folder
+
+
 def refuse_overlap(source: str, columns: Sequence[str], files: Sequence[Path], root: Path) -> None:
     """Raise EngineError when a partition folder of ``files`` (under ``root``) names a column the files hold too
     (``columns``), compared ignoring case as Spark resolves names: Spark reads the folder's value in its place
     and drops the files' column; pyarrow refuses to merge the two or keeps both (``K`` and ``k``), so each engine
-    would read another table. Refused, naming both, rather than one engine's choice taken silently.
+    would read another table. Refused, naming both, rather than one engine's choice taken silently. Folders Spark
+    refuses to read are refused first: one with no column name (``=1``), two naming one column (``k=1/K=2``).
 
     Example:
         >>> refuse_overlap("i", ["K", "x"], [Path("/d/k=1/p.parquet")], Path("/d"))
         Traceback (most recent call last):
         ...
         ubunye.exceptions.EngineError: input 'i': the partition folder 'k=1' names column 'k', which the files ...
+        >>> refuse_overlap("i", ["x"], [Path("/d/K=1/k=2/p.parquet")], Path("/d"))
+        Traceback (most recent call last):
+        ...
+        ubunye.exceptions.EngineError: input 'i': the partition folders 'K=1' and 'k=2' name one column ('K' and ...
     """
+    _refuse_layout(source, files, root)
     held = {name.casefold(): name for name in columns}
     for raw, value in folder_values(files[0], root) if files else []:
         name = unescape_path_name(raw)
@@ -319,7 +427,14 @@ def refuse_overlap(source: str, columns: Sequence[str], files: Sequence[Path], r
 
 def partition_columns(source: str, files: Sequence[Path], root: Path, rows: Sequence[int]) -> dict[str, pa.Array]:
     """The partition columns of ``files`` (under ``root``) as Spark reads them, by name, for a table of their
-    rows one file after another (``rows[i]`` rows from ``files[i]``); errors name the input ``source``."""
+    rows one file after another (``rows[i]`` rows from ``files[i]``); errors name the input ``source``.
+
+    Example:
+        >>> files = [Path("/d/dt=2024-01-01/k=1/a.parquet"), Path("/d/dt=2024-01-02/k=1.5/b.parquet")]
+        >>> columns = partition_columns("i", files, Path("/d"), [2, 1])
+        >>> columns["dt"].to_pylist(), columns["k"].to_pylist()
+        ([datetime.date(2024, 1, 1), datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)], [1.0, 1.0, 1.5])
+    """
     import numpy as np
 
     pairs = [folder_values(file, root) for file in files]
