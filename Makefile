@@ -101,10 +101,10 @@ $(addsuffix /.installed,$(FLOORS_VENVS)): python/pyproject.toml
 	$(@D)/bin/pip install -q --no-deps -e python
 	touch $@
 
-floors: $(addsuffix /.installed,$(FLOORS_VENVS)) ## The twin's tests and the vectors on the package floors (Databricks 15.4 and 16.4 LTS sets)
+floors: $(addsuffix /.installed,$(FLOORS_VENVS)) ## The twin's tests, the vectors and expectation kinds on the package floors (Databricks 15.4 and 16.4 LTS sets)
 	@for v in $(FLOORS_VENVS); do \
 	  echo "--- $$v: $$($$v/bin/python -c 'import numpy, pandas, pyarrow; print("numpy", numpy.__version__, "pandas", pandas.__version__, "pyarrow", pyarrow.__version__)')"; \
-	  $$v/bin/pytest -q -p no:cacheprovider tests/hashing || exit 1; \
+	  $$v/bin/pytest -q -p no:cacheprovider tests/hashing tests/test_expectation_kinds.py || exit 1; \
 	done
 
 # --- other Spark lines: the conformance tier (tests/lines) in one venv per pyspark line --------------------------

@@ -72,14 +72,32 @@ def _kind(frame: object, column: str) -> str | None:
         from pandas.api import types
 
         dtype = frame[column].dtype  # type: ignore[index]
+        if isinstance(dtype, pd.ArrowDtype):  # pandas 1.5's is_*_dtype do not know Arrow dtypes: ask Arrow
+            return _arrow_kind(dtype.pyarrow_dtype)
         if types.is_bool_dtype(dtype):
             return "boolean"
         if types.is_integer_dtype(dtype):
             return "integer"
-        if types.is_float_dtype(dtype) or (isinstance(dtype, pd.ArrowDtype) and "decimal" in str(dtype)):
+        if types.is_float_dtype(dtype):
             return "number"
         if not types.is_object_dtype(dtype) and types.is_string_dtype(dtype):  # an object column may hold anything
             return "string"
+    return None
+
+
+def _arrow_kind(dtype: object) -> str | None:
+    """The kind of an Arrow type (a pandas ArrowDtype's), as ``_kind`` names kinds."""
+    import pyarrow as pa
+
+    t = pa.types
+    if t.is_boolean(dtype):
+        return "boolean"
+    if t.is_integer(dtype):
+        return "integer"
+    if t.is_floating(dtype) or t.is_decimal(dtype):
+        return "number"
+    if t.is_string(dtype) or t.is_large_string(dtype) or getattr(t, "is_string_view", lambda _: False)(dtype):
+        return "string"
     return None
 
 
