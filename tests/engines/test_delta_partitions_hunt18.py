@@ -14,6 +14,7 @@ fix. Every write is real: ``run_task`` (or the engine) and deltalake on local fo
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -243,7 +244,12 @@ def test_a_failed_first_write_removes_the_data_files_deltalake_flushed(tmp_path:
     flushed: list[str] = []
 
     def meanwhile() -> None:
-        flushed.extend(p.name for p in folder.glob("part-*.parquet*"))
+        # deltalake may still be encoding the last batches when the stream ends (its file comes a moment later on a
+        # busy machine): wait for it, bounded only against a hang; the cleanup runs after deltalake returned
+        deadline = time.monotonic() + 300
+        while not flushed and time.monotonic() < deadline:
+            flushed.extend(p.name for p in folder.glob("part-*.parquet"))
+            time.sleep(0.05)
         (folder / "notes.txt").write_text("precious")
         raise RuntimeError("refused before the commit")
 
