@@ -36,13 +36,15 @@ Example:
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import os
 import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -99,7 +101,8 @@ def write_delta(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], Non
 
     The commit carries a mark of its own in its commitInfo, and the version is the one holding that mark: on an
     object store no lock keeps another run from committing between this commit and a read of the latest version,
-    which would then name the other run's data.
+    which would then name the other run's data. An overwrite's version must then hold only the files its commit
+    added (:func:`_check_overwrote`): else another writer's rows are in it, and EngineError says so.
 
     Example:
         >>> import tempfile
@@ -170,7 +173,12 @@ def _write(table: pa.Table, io: IOConfig, path: str, hook: Callable[[], None]) -
                 msg = f"output {io.name!r} (Delta at {path}): deltalake failed ({type(failure[0]).__name__}: {first})"
                 raise EngineError(msg) from failure[0]
             raise failure[0]
-    return committed_version(path, io, mark)
+    made = _marked_commit(path, io, mark)
+    if made is None:
+        return None
+    if io.mode == "overwrite":
+        _check_overwrote(made, io, path)
+    return made.version
 
 
 def _new_local_folder(path: str) -> Path | None:
@@ -274,7 +282,12 @@ def _remove_empty(folder: Path) -> list[Path]:
 
 def committed_version(path: str, io: IOConfig, mark: str) -> int | None:
     """The version of the Delta table at ``path`` whose commit carries ``mark`` (:data:`COMMIT_MARK`), looked for
-    among the newest commits first, then the whole history; None when no commit has it or the log does not read.
+    from the newest commit down; None when no commit has it or the log does not read.
+
+    Each commit is read from its own log file (``_delta_log/<version>.json``), so the version is the one in that
+    file's name: deltalake's ``history()`` numbers the commits down from the version its table was loaded at, and
+    lists the ones committed after the load too, so a commit landing between the two shifted every number
+    (deltalake 1.6.6).
 
     Example:
         >>> import tempfile
@@ -286,14 +299,41 @@ def committed_version(path: str, io: IOConfig, mark: str) -> int | None:
         >>> committed_version(path, IOConfig("t", format="delta"), "no such mark") is None
         True
     """
+    found = _marked_commit(path, io, mark)
+    return None if found is None else found.version
+
+
+@dataclass(frozen=True)
+class _Commit:
+    """A commit found in a Delta log: its version, the paths (decoded) of the files it added, and the table
+    (loaded at a version at or after it)."""
+
+    version: int
+    added: set[str]
+    table: DeltaTable
+
+
+def _marked_commit(path: str, io: IOConfig, mark: str) -> _Commit | None:
+    """:func:`committed_version`'s commit, with what it added; None (logged) when none carries ``mark``, the log
+    does not read, or the commit's file is gone (a log cleaned up past it)."""
+    from urllib.parse import unquote
+
     from deltalake import DeltaTable
 
+    from ubunye.hashing.delta_files import table_filesystem
+
     try:
+        # Loaded after the commit was made: its version is this commit's or a later one's.
         table = DeltaTable(path, storage_options=io.storage_options or None)
-        for limit in (32, None):  # the commit was just made: among the newest unless many others followed it
-            for commit in table.history(limit):
-                if commit.get(COMMIT_MARK) == mark and isinstance(commit.get("version"), int):
-                    return int(commit["version"])
+        files = table_filesystem(table, io.storage_options or None)
+        for version in range(table.version(), -1, -1):  # the newest first: just committed, unless others followed
+            actions = _commit_actions(files, version)
+            if actions is None:
+                break
+            info: dict[str, Any] = next((a["commitInfo"] for a in actions if isinstance(a.get("commitInfo"), dict)), {})
+            if info.get(COMMIT_MARK) == mark:
+                added = {unquote(str(a["add"]["path"])) for a in actions if isinstance(a.get("add"), dict)}
+                return _Commit(version, added, table)
     except Exception as exc:  # the data is committed; a version that cannot be read back is only not recorded
         name = type(exc).__name__
         log.warning("output %r: could not read back the Delta version written: %s: %s", io.name, name, exc)
@@ -304,6 +344,50 @@ def committed_version(path: str, io: IOConfig, mark: str) -> int | None:
         path,
     )
     return None
+
+
+def _commit_actions(files: pa.fs.FileSystem, version: int) -> list[dict[str, Any]] | None:
+    """The actions of the commit of ``version`` in the Delta log of the table ``files`` is rooted at (one JSON
+    object a line), None when the log holds no file for it."""
+    try:
+        with files.open_input_stream(f"_delta_log/{version:020d}.json") as stream:
+            text = stream.read().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _check_overwrote(commit: _Commit, io: IOConfig, path: str) -> None:
+    """Raise EngineError unless the version ``commit`` (an overwrite) made holds only the files it added.
+
+    On an object store nothing keeps another writer from committing while an overwrite is being written, and
+    deltalake then commits the overwrite over the other commit without removing what that one added: a conflicting
+    first write of a table ("create") is retried as a commit with no remove at all, an overwrite of an existing
+    table removes only the files of the version it read (measured with deltalake 1.6.6). The version then holds
+    another run's rows next to this one's, where the record would say it holds the frame written, with its hash
+    and row count. The run fails instead, saying so: a record holding no hash for the version would still say the
+    output was overwritten with the frame's rows."""
+    from urllib.parse import unquote
+
+    table = commit.table
+    try:
+        if table.version() != commit.version:
+            table.load_as_version(commit.version)
+        held = {unquote(str(p)) for p in pa.table(table.get_add_actions()).column("path").to_pylist()}
+    except Exception as exc:
+        msg = f"output {io.name!r}: the overwrite committed version {commit.version} of the Delta table at {path}, "
+        msg += "but that version's files could not be read back to check it holds this run's rows only "
+        msg += f"({type(exc).__name__}: {exc})"
+        raise EngineError(msg) from exc
+    others = held - commit.added
+    if others:
+        shown = ", ".join(sorted(others)[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        msg = f"output {io.name!r}: another writer's rows are in the Delta table at {path} at version "
+        msg += f"{commit.version}, the version this overwrite committed: it keeps {len(others)} data file(s) "
+        msg += f"this run did not write ({shown}), as another writer committed to the table while this run wrote "
+        msg += "and deltalake committed the overwrite without removing them. The version is not the frame this run "
+        msg += "wrote; overwrite the table again with no other writer on it"
+        raise EngineError(msg)
 
 
 def refuse_unfaithful(table: pa.Table, io: IOConfig, path: str) -> None:
@@ -445,21 +529,18 @@ def _refuse_empty_partition_values(table: pa.Table, io: IOConfig) -> None:
 
 def _refuse_negative_decimal_partitions(table: pa.Table, io: IOConfig) -> None:
     """deltalake writes a negative decimal partition value with a fraction wrongly (-1.50 as '-1.-50', -0.01 as
-    '0.-1', measured with deltalake 1.6.6) and then fails on its own text, naming no column: refused first, named."""
-    import pyarrow.compute as pc
+    '0.-1', measured with deltalake 1.6.6) and then fails on its own text, naming no column: refused first, named.
+    Reads of such a table (Spark writes them right) are refused alike (``check_arrow_readable``)."""
+    from ubunye.hashing.delta_files import NEGATIVE_DECIMAL_PARTITION, negative_fraction
 
     for column in io.partition_by:
         values = table.column(column)
-        if isinstance(values.type, pa.DictionaryType):
-            values = values.cast(values.type.value_type)
-        t = values.type
-        if not pa.types.is_decimal(t) or t.scale == 0:
-            continue
-        whole = pc.round(values, ndigits=0, round_mode="towards_zero")
-        if pc.any(pc.and_(pc.less(values, pa.scalar(0, t)), pc.not_equal(values, whole))).as_py():
+        value = negative_fraction(values)
+        if value is not None:
+            t = values.type.value_type if isinstance(values.type, pa.DictionaryType) else values.type
             msg = f"output {io.name!r}: partition column {column!r} ({type_text(t, column)}) holds a negative value "
-            msg += "with a fraction, which deltalake writes as a partition value it cannot read back (-1.50 as "
-            msg += "'-1.-50'); nothing was written. Partition by another column, or by this one cast to a string"
+            msg += f"with a fraction ({value}), and {NEGATIVE_DECIMAL_PARTITION}; nothing was written. Partition by "
+            msg += "another column, or by this one cast to a string"
             raise EngineError(msg)
 
 

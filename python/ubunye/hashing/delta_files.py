@@ -594,6 +594,63 @@ def check_arrow_readable(table: DeltaTable, what: str) -> None:
             "reader does not apply (it would read every value as null); read it with the Spark engine (delta-spark)"
         )
         raise EngineError(msg)
+    _refuse_negative_decimal_partitions(table, what)
+
+
+#: What deltalake does with a negative decimal partition value with a fraction (measured with deltalake 1.6.6): it
+#: turns it into text it then fails on, naming no column. Said alike on writes (ubunye.engines.delta) and reads.
+NEGATIVE_DECIMAL_PARTITION = "deltalake turns such a partition value into text it cannot read (-1.50 into '-1.-50')"
+
+
+def negative_fraction(values: pa.Array | pa.ChunkedArray) -> object:
+    """The first value of ``values`` (decimals, or a dictionary of them) that is negative with a non-zero fraction,
+    as a partition value deltalake cannot write nor read (:data:`NEGATIVE_DECIMAL_PARTITION`); None when there
+    is none (nulls, whole negatives such as -1.00 and positive values are read and written as they are).
+
+    Example:
+        >>> import decimal
+        >>> d = pa.decimal128(5, 2)
+        >>> negative_fraction(pa.array([decimal.Decimal("-1.00"), decimal.Decimal("-0.50"), None], d))
+        Decimal('-0.50')
+        >>> negative_fraction(pa.array([decimal.Decimal("-1.00"), decimal.Decimal("1.50")], d)) is None
+        True
+    """
+    import pyarrow.compute as pc
+
+    if isinstance(values.type, pa.DictionaryType):
+        values = values.cast(values.type.value_type)
+    t = values.type
+    if not pa.types.is_decimal(t) or t.scale == 0 or len(values) == 0:
+        return None
+    whole = pc.round(values, ndigits=0, round_mode="towards_zero")
+    bad = pc.fill_null(pc.and_(pc.less(values, pa.scalar(0, t)), pc.not_equal(values, whole)), False)
+    found = pc.filter(values, bad)
+    return found[0].as_py() if len(found) else None
+
+
+def _refuse_negative_decimal_partitions(table: DeltaTable, what: str) -> None:
+    """deltalake's Arrow reader (``to_pyarrow_dataset``) fails on a negative decimal partition value with a fraction
+    in the log (Spark writes them as they are: "-1.50"), with pyarrow's error naming neither the table nor the
+    column: refused first, named. The add actions are looked at only when a partition column is such a decimal."""
+    from ubunye.exceptions import EngineError
+
+    columns = list(table.metadata().partition_columns)
+    if not columns:
+        return
+    schema = pa.schema(table.schema().to_arrow())
+    decimals = [c for c in columns if pa.types.is_decimal(schema.field(c).type) and schema.field(c).type.scale > 0]
+    if not decimals:
+        return
+    actions = pa.table(table.get_add_actions(flatten=True))
+    for column in decimals:
+        name = f"partition.{column}"
+        value = negative_fraction(actions.column(name)) if name in actions.column_names else None
+        if value is not None:
+            t = schema.field(column).type
+            msg = f"{what}: partition column {column!r} (decimal({t.precision},{t.scale})) holds a negative value "
+            msg += f"with a fraction ({value}) in its Delta log, and {NEGATIVE_DECIMAL_PARTITION}; read the table "
+            msg += "with the polars or Spark engine"
+            raise EngineError(msg)
 
 
 def arrow_dataset(table: DeltaTable) -> ds.Dataset:
@@ -731,10 +788,19 @@ def _legacy_candidates(table: DeltaTable) -> list[str]:
     return [p for p, w in zip(paths, wanted.to_pylist(), strict=True) if w]
 
 
-def _footer_filesystem(table: DeltaTable, storage_options: dict[str, str] | None) -> pa.fs.FileSystem:
-    """A filesystem rooted at ``table``'s folder to read its data files' footers: Arrow's own for a local table
-    (a footer in ~0.1 ms, where deltalake's Python file handle takes ~1 ms), else deltalake's (its object store,
-    with ``storage_options``)."""
+def table_filesystem(table: DeltaTable, storage_options: dict[str, str] | None) -> pa.fs.FileSystem:
+    """A filesystem rooted at ``table``'s folder, to read its data files' footers and its log's files: Arrow's own
+    for a local table (a footer in ~0.1 ms, where deltalake's Python file handle takes ~1 ms), else deltalake's
+    (its object store, with ``storage_options``: the store deltalake reads the table from).
+
+    Example:
+        >>> import tempfile
+        >>> from deltalake import DeltaTable, write_deltalake
+        >>> path = tempfile.mkdtemp() + "/t"
+        >>> write_deltalake(path, pa.table({"a": [1]}))
+        >>> table_filesystem(DeltaTable(path), None).get_file_info("_delta_log/00000000000000000000.json").is_file
+        True
+    """
     import pyarrow.fs as pa_fs
     from deltalake.fs import DeltaStorageHandler
 
@@ -771,7 +837,7 @@ def refuse_legacy_delta(table: DeltaTable, what: str, storage_options: dict[str,
         return
     import pyarrow.parquet as pq
 
-    filesystem = _footer_filesystem(table, storage_options)
+    filesystem = table_filesystem(table, storage_options)
     for path in candidates:
         opener = functools.partial(filesystem.open_input_file, unquote(path))
         with opener() as fh:
