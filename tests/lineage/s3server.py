@@ -9,11 +9,13 @@ does: a reply lost after the store applied the request, a reply the store would 
 from __future__ import annotations
 
 import http.client
-import logging
 import os
 import socket
 import socketserver
+import subprocess
+import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -59,17 +61,38 @@ class S3:
 
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3]:
-    """moto's ThreadedMotoServer on 127.0.0.1 (port 0: the OS picks a free one) for the whole session."""
+    """moto's server in a child process on 127.0.0.1 for the whole session, stopped at its end.
+
+    A child, not a thread of this process: deltalake's object store (polars' listing with storage_options, a Delta
+    table's history) waits for a reply holding the GIL, and a server thread here would then never answer."""
     pytest.importorskip("s3fs")
-    server_mod = pytest.importorskip("moto.server")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
+    pytest.importorskip("moto.server", reason="moto[server] is not installed in this venv")
+    with socket.socket() as probe:  # a free port: moto's server takes one on its command line
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
-        host, port = server.get_host_and_port()
-        yield S3(f"http://{host}:{port}")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if child.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"moto's server did not start on 127.0.0.1:{port}") from None
+                time.sleep(0.1)
+        yield S3(f"http://127.0.0.1:{port}")
     finally:
-        server.stop()
+        child.terminate()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
 
 
 @pytest.fixture

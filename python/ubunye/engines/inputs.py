@@ -12,8 +12,8 @@
 - The files of one input must be alike (:func:`check_alike`, called by the pandas and polars readers): the same
   partition folders above each, the same column names in each (nested fields too: :func:`column_paths`).
 
-URL inputs other than ``file://`` are listed by :func:`remote_files` (pandas: the same rules, UTF-8 checked once
-the read shows bad text) or by the engine's own reader (polars).
+URL inputs other than ``file://`` are listed by :func:`remote_files` (pandas and polars: the same rules, UTF-8
+checked once the read shows bad text).
 
 Example:
     >>> import tempfile
@@ -280,9 +280,10 @@ def remote_files(io: IOConfig, filesystem: pafs.FileSystem, root: str, url: str)
     base, shown = root.rstrip("/"), url.rstrip("/")
     entries = filesystem.get_file_info(FileSelector(base, recursive=True))
     found: list[str] = []
+    skip = len(base) + 1 if base else 0  # a filesystem rooted at the bucket: its root folder is ""
     # sorted as _listing walks a folder: by each level's name, so the first file is the same file
-    for entry in sorted(entries, key=lambda e: e.path[len(base) + 1 :].split("/")):
-        parts = entry.path[len(base) + 1 :].split("/")
+    for entry in sorted(entries, key=lambda e: e.path[skip:].split("/")):
+        parts = entry.path[skip:].split("/")
         if any(is_hidden(part) for part in parts):
             continue
         here = f"{shown}/{'/'.join(parts)}"

@@ -20,7 +20,7 @@ is read to find its smallest value.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -252,32 +252,31 @@ def refuse_legacy_dates(name: str, files: Iterable[Path | str]) -> None:
         refuse_legacy_file(f"input {name!r}", str(path), pq.ParquetFile(path, coerce_int96_timestamp_unit="us"))
 
 
-def refuse_unsigned_drift(name: str, files: list[Path]) -> None:
+def refuse_unsigned_drift(name: str, schemas: Sequence[tuple[str, pa.Schema]]) -> None:
     """Raise EngineError naming the file, column and type when a parquet file of input ``name`` stores a column
     whose type differs from the first file's, either holding an unsigned integer or a duration: pyarrow would cast
     it to the first file's type silently (polars refuses it naming no file), and rows-v1 hashes neither type
-    (docs/rows-v1.md section 11). Footers only; the first file's own unsigned column is refused when hashed.
+    (docs/rows-v1.md section 11). ``schemas``: each file's ``(name as shown, Arrow schema from its footer)``, the
+    first file first, read by the caller from wherever the files are (a local folder, a URL's store); the first
+    file's own unsigned column is refused when hashed.
 
     Example:
-        >>> import tempfile
-        >>> folder = Path(tempfile.mkdtemp())
-        >>> pq.write_table(pa.table({"v": pa.array([1], pa.int64())}), folder / "part-0.parquet")
-        >>> pq.write_table(pa.table({"v": pa.array([2], pa.uint64())}), folder / "part-1.parquet")
-        >>> refuse_unsigned_drift("i", sorted(folder.iterdir()))
+        >>> first = pa.schema([("v", pa.int64())])
+        >>> refuse_unsigned_drift("i", [("part-0.parquet", first), ("part-1.parquet", pa.schema([("v", pa.uint64())]))])
         Traceback (most recent call last):
-        ubunye.exceptions.EngineError: input 'i': .../part-1.parquet: column 'v' is uint64 where ...
+        ubunye.exceptions.EngineError: input 'i': part-1.parquet: column 'v' is uint64 where part-0.parquet has ...
     """
-    if len(files) < 2:
+    if len(schemas) < 2:
         return
-    first = pq.read_schema(files[0])
-    for path in files[1:]:
-        for field in pq.read_schema(path):
+    first_file, first = schemas[0]
+    for file, schema in schemas[1:]:
+        for field in schema:
             index = first.get_field_index(field.name)
             theirs = first.field(index).type if index >= 0 else None
             if theirs is None or theirs == field.type:
                 continue
             if unsigned_or_duration(field.type, field.name) or unsigned_or_duration(theirs, field.name):
-                msg = f"input {name!r}: {path}: column {field.name!r} is {field.type} where {files[0]} has it as "
+                msg = f"input {name!r}: {file}: column {field.name!r} is {field.type} where {first_file} has it as "
                 msg += f"{theirs}: rows-v1 has no unsigned integers nor durations (docs/rows-v1.md section 11), and "
                 msg += "one would be read as the other's type; cast the column to one signed type in every file"
                 raise EngineError(msg)

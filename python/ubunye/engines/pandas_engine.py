@@ -382,32 +382,6 @@ def _bad_text(table: pa.Table) -> bool:
     return False
 
 
-def _unsigned_or_duration(kind: pa.DataType) -> bool:
-    """Whether ``kind`` holds an unsigned integer or a duration anywhere (a nested field too)."""
-    if pa.types.is_unsigned_integer(kind) or pa.types.is_duration(kind):
-        return True
-    if pa.types.is_dictionary(kind):
-        return _unsigned_or_duration(kind.value_type)
-    return any(_unsigned_or_duration(kind.field(i).type) for i in range(kind.num_fields))
-
-
-def _refuse_unsigned_drift_of(name: str, schemas: Sequence[tuple[str, pa.Schema]]) -> None:
-    """legacy_dates.refuse_unsigned_drift for files whose schemas were read already (``(file, schema)`` each, the
-    first file first): a URL's files, whose footers that function cannot open (it reads local files)."""
-    first_file, first = schemas[0]
-    for file, schema in schemas[1:]:
-        for field in schema:
-            index = first.get_field_index(field.name)
-            theirs = first.field(index).type if index >= 0 else None
-            if theirs is None or theirs == field.type:
-                continue
-            if _unsigned_or_duration(field.type) or _unsigned_or_duration(theirs):
-                msg = f"input {name!r}: {file}: column {field.name!r} is {field.type} where {first_file} has it as "
-                msg += f"{theirs}: rows-v1 has no unsigned integers nor durations (docs/rows-v1.md section 11), and "
-                msg += "one would be read as the other's type; cast the column to one signed type in every file"
-                raise EngineError(msg)
-
-
 def _unified(schemas: list[pa.Schema]) -> pa.Schema:
     """One schema for files of the same column paths (check_alike): their fields' types unified, or the first
     file's when pyarrow cannot (the read then fails on the file that differs, naming it)."""
@@ -633,11 +607,10 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
             refuse_spark_only_types(io, declared.get(SPARK_ROW_METADATA), shown(files[0]))
             # pyarrow would cast an unsigned drift to the first file's type; Spark's hybrid-calendar days read as
             # other days here
+            refuse_unsigned_drift(io.name, [(shown(f), schemas(f)) for f in files])
             if filesystem is None:
-                refuse_unsigned_drift(io.name, files)
                 refuse_legacy_dates(io.name, files)
             else:
-                _refuse_unsigned_drift_of(io.name, [(shown(f), schemas(f)) for f in files])
                 for file in files:
                     with filesystem.open_input_file(str(file)) as handle:
                         parquet = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us")

@@ -40,22 +40,29 @@ from ubunye.engines.delta import open_table, read_table, timestamp_of
 from ubunye.engines.inputs import (
     SPARK_ROW_METADATA,
     check_alike,
+    check_utf8,
     column_difference,
     column_paths,
     data_files,
     has_partitions,
+    open_text,
     refuse_compression,
     refuse_spark_only_types,
+    remote_files,
 )
 from ubunye.engines.int96 import as_instants, int96_leaves, refuse_mixed, refuse_sub_microseconds
-from ubunye.engines.legacy_dates import refuse_legacy_dates, refuse_unsigned_drift
+from ubunye.engines.legacy_dates import refuse_legacy_file, refuse_unsigned_drift
 from ubunye.engines.partition_types import HIVE_NULL, partition_columns, refuse_overlap
 from ubunye.engines.paths import local_path
 from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.delta_files import parquet_read_options, refuse_char_columns, refuse_legacy_delta
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     import pandas as pd
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
     from deltalake import DeltaTable
     from polars._typing import PolarsDataType
 
@@ -156,12 +163,16 @@ def _delta_schema_json(table: DeltaTable | None) -> str | None:
         return None
 
 
-def _partitions_polars_misreads(table: DeltaTable | None) -> bool:
+def _partitions_polars_misreads(table: DeltaTable | None, *, url: bool) -> bool:
     """Whether polars' Delta reader would read the partition values of ``table`` otherwise than its log holds
     them: it takes them from the folder names, so a partition column whose name holds ``=`` or ``/`` (read as
     null, or refused) or a value that is the text ``__HIVE_DEFAULT_PARTITION__`` (read as null) differs. Such
-    tables (written by other tools; ubunye refuses to write them) are read through deltalake's own reader. False
-    where deltalake could not open the table (polars' own reader then says why)."""
+    tables (written by other tools; ubunye refuses to write them) are read through deltalake's own reader. So is a
+    table at a URL (``url``) whose data files' log paths hold an escape (``%``: Spark's partition folder
+    ``ts=2024-01-01 10%3A00%3A00``, logged as ``ts=2024-01-01%2010%253A00%253A00``): polars asks the store for
+    the logged path escaped again without unescaping it first, another object ("not found", polars 1.x), where
+    deltalake (the pandas engine) and Spark read the file. False where deltalake could not open the table (polars'
+    own reader then says why)."""
     if table is None:
         return False
     try:
@@ -173,6 +184,8 @@ def _partitions_polars_misreads(table: DeltaTable | None) -> bool:
         actions = pa.table(table.get_add_actions(flatten=True))
     except Exception:
         return False
+    if url and any("%" in str(p) for p in actions.column("path").to_pylist()):
+        return True
     for column in columns:
         name = f"partition.{column}"
         if name in actions.column_names and pa.types.is_string(actions.column(name).type):
@@ -181,76 +194,96 @@ def _partitions_polars_misreads(table: DeltaTable | None) -> bool:
     return False
 
 
-def _folder_url(url: str) -> str:
-    """``url`` as polars reads a folder: with a trailing slash when its last part names no file (no extension, no
-    pattern). polars takes ``s3://b/orders`` for one object and fails ("not found") where Spark and the pandas
-    engine read the folder of part files that Spark writes there.
+class _Store:
+    """Where the listed files of an input are: a local folder (no ``filesystem``), or the folder at the URL ``url``
+    (``base`` on the pyarrow ``filesystem``, the store polars reads with ``storage`` options). A file is a path:
+    local, or on ``filesystem``; polars reads it, and errors name it, by :meth:`source` (its URL). So a URL's
+    folder is checked and read by the very code that reads a local one.
 
     Example:
-        >>> _folder_url("s3://b/orders"), _folder_url("s3://b/orders/part-0.parquet"), _folder_url("s3://b/o/*.csv")
-        ('s3://b/orders/', 's3://b/orders/part-0.parquet', 's3://b/o/*.csv')
+        >>> _Store().source(Path("/d/k=1/p.parquet")), _Store(None, None, "b/d", "s3://b/d/").source(Path("b/d/p.csv"))
+        ('/d/k=1/p.parquet', 's3://b/d/p.csv')
     """
-    last = url.rstrip("/").rsplit("/", 1)[-1]
-    if url.endswith("/") or "." in last or any(c in last for c in "*?[{"):
-        return url
-    return url + "/"
+
+    def __init__(
+        self,
+        filesystem: pafs.FileSystem | None = None,
+        storage: dict[str, Any] | None = None,
+        base: str = "",
+        url: str = "",
+    ) -> None:
+        self.filesystem, self.storage = filesystem, storage
+        self.base, self.url = base.rstrip("/"), url.rstrip("/")
+
+    def source(self, file: Path | str) -> str:
+        """``file`` as polars reads it and a message names it: its local path, or its URL."""
+        if self.url == "":
+            return str(file)
+        if self.base == "":  # a store rooted at the folder itself (a bucket's root)
+            return f"{self.url}/{file}"
+        return self.url + str(file)[len(self.base) :]
+
+    def parquet(self, file: Path) -> pq.ParquetFile:
+        """``file``'s parquet reader (its footer read), INT96 in microseconds (as legacy_dates reads it)."""
+        import pyarrow.parquet as pq
+
+        opened = str(file) if self.filesystem is None else self.filesystem.open_input_file(str(file))
+        return pq.ParquetFile(opened, coerce_int96_timestamp_unit="us")
+
+    def open(self, file: Path) -> BinaryIO:
+        """``file``'s bytes, decompressed as named (.gz, .bz2, .zst)."""
+        if self.filesystem is None:
+            return open_text(file)
+        stream: BinaryIO = self.filesystem.open_input_stream(str(file))
+        return stream
 
 
-def _with_partitions(io: IOConfig, frame: pl.DataFrame, files: list[Path], root: Path) -> pl.DataFrame:
+_LOCAL = _Store()
+
+
+def _url_store(io: IOConfig, url: str) -> tuple[_Store, str]:
+    """The store of the URL ``url`` and the folder's path on its filesystem: with ``io.storage_options``,
+    deltalake's object store given them (object_store's, the store and the option names polars reads with: as
+    for a Delta input); without, pyarrow's filesystem of the URL, configured from the environment (as the pandas
+    engine lists it; polars reads from the environment too)."""
+    from urllib.parse import urlsplit
+
+    from pyarrow.fs import FileSystem, PyFileSystem
+
+    if not io.storage_options:
+        filesystem, root = FileSystem.from_uri(url)
+        return _Store(filesystem, None, root, url), root
+    from deltalake.fs import DeltaStorageHandler
+
+    parts = urlsplit(url)
+    root = parts.path.strip("/")  # a path on the store rooted at the bucket (container)
+    options = {str(k): str(v) for k, v in io.storage_options.items()}
+    names = {k.lower().removeprefix("aws_") for k in options}
+    endpoints = [v for k, v in options.items() if k.lower().removeprefix("aws_") in ("endpoint", "endpoint_url")]
+    if "allow_http" not in names and any(v.startswith("http://") for v in endpoints):
+        options["allow_http"] = "true"  # polars reads an http:// endpoint it is given; object_store alone refuses
+    try:
+        handler = DeltaStorageHandler(f"{parts.scheme}://{parts.netloc}", options)
+    except Exception as exc:  # deltalake names an option it does not take
+        msg = f"input {io.name!r}: cannot open {url} with its storage_options: {error_text(exc)}"
+        raise EngineError(msg) from exc
+    return _Store(PyFileSystem(handler), dict(io.storage_options), root, url), root
+
+
+def _with_partitions(
+    io: IOConfig, frame: pl.DataFrame, files: list[Path], root: Path, store: _Store = _LOCAL
+) -> pl.DataFrame:
     """``frame`` (the rows of ``files``, one file after another, read without their folders) with the partition
     columns of their ``name=value`` folders, typed as Spark types them (partition_types.py): polars' own guess
     differed (``k=0`` a bigint where Spark reads an int), so a folder hashed otherwise on each engine. A column
     also in the files takes the folder's values in its place, as in Spark."""
-    import pyarrow.parquet as pq
-
-    rows = [pq.read_metadata(file).num_rows for file in files]
+    rows = [store.parquet(file).metadata.num_rows for file in files]
     if sum(rows) != frame.height:  # each file's rows are given its folders' values: they must be those read
-        msg = f"input {io.name!r}: polars read {frame.height} rows from the files under {root}, whose footers "
-        msg += f"hold {sum(rows)}: their partition columns cannot be given"
+        msg = f"input {io.name!r}: polars read {frame.height} rows from the files under {store.source(root)}, "
+        msg += f"whose footers hold {sum(rows)}: their partition columns cannot be given"
         raise EngineError(msg)
     columns = partition_columns(io.name, files, root, rows)
     return frame.with_columns(pl.Series(name, values) for name, values in columns.items())
-
-
-def _first_parquet_schema(
-    files: list[Path] | None, source: str | list[str], storage: dict[str, Any] | None, glob: bool
-) -> tuple[str, pa.Schema | None]:
-    """The first parquet file of an input and its Arrow schema as pyarrow reads it (with the file's key-value
-    metadata: Spark's declared schema), or ``("", None)`` when it cannot be had. A URL's files are polars' to list:
-    the first is the one polars reads first, its footer read with polars' own store options."""
-    if files:
-        import pyarrow.parquet as pq
-
-        return str(files[0]), pq.read_schema(files[0])
-    if files is not None:
-        return "", None
-    try:
-        column = "__ubunye_file__"
-        paths = pl.scan_parquet(source, storage_options=storage, glob=glob, include_file_paths=column)
-        found = paths.select(column).head(1).collect()
-        if found.height == 0:  # no rows: no file named (a type read differently is then in no row either)
-            return "", None
-        first = str(found[column][0])
-        metadata = pl.read_parquet_metadata(first, storage_options=storage)
-    except Exception:  # the read itself says why the files cannot be read
-        return "", None
-    return first, _arrow_schema_of(metadata)
-
-
-def _arrow_schema_of(metadata: dict[str, str]) -> pa.Schema:
-    """A parquet file's schema as pyarrow reads it, from its key-value metadata: the ``ARROW:schema`` pyarrow and
-    polars write (a date64 read back as the date32 pyarrow reads), with the metadata itself (Spark's schema)."""
-    import base64
-
-    schema = pa.schema([], metadata={k.encode(): v.encode() for k, v in metadata.items()})
-    stored = metadata.get("ARROW:schema")
-    if stored is None:
-        return schema
-    try:
-        arrow = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored)))
-    except (ValueError, pa.ArrowException):
-        return schema
-    return date32_table(arrow.empty_table()).schema.with_metadata(schema.metadata)
 
 
 #: How an INT96 timestamp (Spark's default ``outputTimestampType``, Hive's and Impala's) is read on every engine:
@@ -263,66 +296,31 @@ _INSTANT = pl.Datetime("us", "UTC")
 _INT96_CAST = pl.ScanCastOptions(datetime_cast=["nanosecond-downcast", "convert-timezone"])
 
 
-def _instants_where_spark(dtype: PolarsDataType, declared: object) -> PolarsDataType:
-    """``dtype`` with each nanosecond datetime without a zone :data:`_INSTANT` where Spark's schema declares a
-    ``timestamp``: Spark writes those as INT96 or in microseconds with a zone, so a zoneless nanosecond one is
-    INT96 (a URL's files: their footers are not opened here)."""
-    if isinstance(dtype, pl.Datetime):
-        naive = dtype.time_unit == "ns" and dtype.time_zone is None
-        return _INSTANT if naive and declared == "timestamp" else dtype
-    if not isinstance(declared, dict):
-        return dtype
-    if isinstance(dtype, pl.List) and declared.get("type") == "array":
-        return pl.List(_instants_where_spark(dtype.inner, declared.get("elementType")))
-    if isinstance(dtype, pl.Struct) and declared.get("type") == "struct":
-        inner = {f.get("name"): f.get("type") for f in declared.get("fields") or [] if isinstance(f, dict)}
-        return pl.Struct([pl.Field(f.name, _instants_where_spark(f.dtype, inner.get(f.name))) for f in dtype.fields])
-    return dtype
-
-
-def _spark_int96_schema(read: pl.Schema, arrow: pa.Schema) -> dict[str, PolarsDataType] | None:
-    """The schema to read a URL's parquet files with so that their INT96 timestamps are instants in microseconds
-    (as Spark reads them; polars alone reads them in nanoseconds without a zone, and clamps a value past 2262):
-    which columns are INT96 comes from Spark's schema in the first file's metadata (``arrow``, as
-    :func:`_first_parquet_schema` gives it); None when no column changes. INT96 files of other writers at a URL
-    are read as polars reads them (their footers' physical types are not looked at there)."""
-    import json
-
-    declared = (arrow.metadata or {}).get(SPARK_ROW_METADATA)
-    try:
-        spark = json.loads(declared) if declared is not None else None
-    except (ValueError, RecursionError):
-        spark = None
-    fields = spark.get("fields") if isinstance(spark, dict) else None
-    if not isinstance(fields, list):
-        return None
-    types = {f.get("name"): f.get("type") for f in fields if isinstance(f, dict)}
-    schema = {n: _instants_where_spark(t, types[n]) for n, t in read.items() if n in types}
-    return schema if any(schema[n] != read[n] for n in schema) else None
-
-
 class _ParquetFile:
-    """One local parquet file of an input, as the polars engine reads it: its own columns (not partition
-    folders') in polars' types with INT96 timestamps :data:`_INSTANT` (``schema``: the Arrow types
-    ``ubunye.engines.int96`` gives them, converted), its footer, and its INT96 leaves by column (``leaves``)."""
+    """One listed parquet file of an input (in ``store``: a local folder's, a URL's), as the polars engine reads
+    it: its own columns (not partition folders') in polars' types with INT96 timestamps :data:`_INSTANT`
+    (``schema``: the Arrow types ``ubunye.engines.int96`` gives them, converted), its footer, its INT96 leaves by
+    column (``leaves``), and its name in messages (``shown``: its path, or its URL)."""
 
-    def __init__(self, path: Path) -> None:
-        import pyarrow.parquet as pq
-
-        self.path = path
-        self.natural = dict(pl.scan_parquet(path, glob=False).collect_schema())
-        self.footer = pq.read_metadata(path)
-        self.leaves = int96_leaves(self.footer, str(path))
+    def __init__(self, path: Path, store: _Store = _LOCAL) -> None:
+        self.path, self.store, self.shown = path, store, store.source(path)
+        self.natural = dict(self._scan().collect_schema())
+        parquet = store.parquet(path)
+        self.footer = parquet.metadata
+        self.leaves = int96_leaves(self.footer, self.shown)
         self.schema: dict[str, PolarsDataType] = dict(self.natural)
         if self.leaves:
-            arrow = pq.ParquetFile(path, metadata=self.footer).schema_arrow
+            arrow = parquet.schema_arrow
             utc = as_instants(pa.schema([arrow.field(n) for n in self.leaves]), self.leaves)
             self.schema.update(_from_arrow(utc.empty_table()).schema)
 
+    def _scan(self, **options: Any) -> pl.LazyFrame:  # noqa: ANN401 (scan_parquet's options)
+        return pl.scan_parquet(self.shown, glob=False, storage_options=self.store.storage, **options)
+
     def scan(self) -> pl.LazyFrame:
         if list(self.schema.items()) == list(self.natural.items()):
-            return pl.scan_parquet(self.path, glob=False)
-        return pl.scan_parquet(self.path, glob=False, schema=self.schema, cast_options=_INT96_CAST)
+            return self._scan()
+        return self._scan(schema=self.schema, cast_options=_INT96_CAST)
 
 
 def _finer_unit(a: str, b: str) -> str:
@@ -390,7 +388,7 @@ def _refuse_other_types(io: IOConfig, files: list[_ParquetFile]) -> None:
     first = files[0]
     for file in files[1:]:
         kinds = [{n: str(t) for n, t in f.schema.items()} for f in (first, file)]
-        why = column_difference(str(first.path), kinds[0], str(file.path), kinds[1])
+        why = column_difference(first.shown, kinds[0], file.shown, kinds[1])
         if why is not None:
             raise EngineError(f"input {io.name!r}: its files have {why}, which no one type holds with every value")
 
@@ -407,7 +405,8 @@ def _refuse_sub_microseconds(io: IOConfig, files: list[_ParquetFile], frame: pl.
     for file in files:
         if file.leaves:
             rows = frame.slice(first, file.footer.num_rows).select(list(file.leaves)).to_arrow()
-            refuse_sub_microseconds(io.name, str(file.path), file.leaves, rows)
+            # read again on its store (a URL's file is named there by its path on the store, as on pandas)
+            refuse_sub_microseconds(io.name, str(file.path), file.leaves, rows, file.store.filesystem)
         first += file.footer.num_rows
 
 
@@ -682,7 +681,7 @@ def _refuse_nested_binary(io: IOConfig, schema: pa.Schema) -> None:
             raise EngineError(f"output {io.name!r}: json cannot hold {where} (use parquet or delta)")
 
 
-def _check_header(io: IOConfig, file: Path) -> list[str]:
+def _check_header(io: IOConfig, file: Path, store: _Store = _LOCAL) -> list[str]:
     """The column names of the csv header of ``file``, as a csv reader reads them (polars' header parser keeps a
     quoted name's doubled quotes: ``"a""b"`` is ``a""b`` to it, ``a"b`` to pandas, Spark and polars' own rows).
 
@@ -699,13 +698,16 @@ def _check_header(io: IOConfig, file: Path) -> list[str]:
         Traceback (most recent call last):
         ubunye.exceptions.EngineError: input 'i': csv header of ... names column 'a' twice; ...
     """
-    header = pl.read_csv(file, has_header=False, n_rows=1, infer_schema=False, separator=separator(io))
+    shown = store.source(file)
+    header = pl.read_csv(
+        shown, has_header=False, n_rows=1, infer_schema=False, separator=separator(io), storage_options=store.storage
+    )
     names = ["" if v is None else v for v in (header.row(0) if header.height else ())]
     seen: set[str] = set()
     for name in names:
         if name in seen:
             what = "an empty column name" if name == "" else f"column {name!r}"
-            msg = f"input {io.name!r}: csv header of {file} names {what} twice; every column needs a name of its own"
+            msg = f"input {io.name!r}: csv header of {shown} names {what} twice; every column needs a name of its own"
             raise EngineError(msg)
         seen.add(name)
     return names
@@ -730,7 +732,7 @@ def _refuse_wide_integers(io: IOConfig, path: str, frame: pl.DataFrame) -> pl.Da
     return frame
 
 
-def _check_csv_rows(io: IOConfig, files: list[Path], height: int) -> None:
+def _check_csv_rows(io: IOConfig, files: list[Path], height: int, store: _Store = _LOCAL) -> None:
     """Raise EngineError naming the input and file if polars read ``files`` (``height`` rows in all) otherwise than
     Spark and the pandas engine do: a row with fewer fields than the header (polars makes up nulls for the rest,
     pyarrow refuses the file), or an empty line (polars reads a row of nulls, Spark and pyarrow skip it).
@@ -752,24 +754,32 @@ def _check_csv_rows(io: IOConfig, files: list[Path], height: int) -> None:
 
     def rows_of(file: Path, size: int | None) -> int:
         blocks = pcsv.ReadOptions(block_size=size) if size else None
-        return int(pcsv.read_csv(file, read_options=blocks, parse_options=parse, convert_options=fields).num_rows)
+        if store.filesystem is None:
+            read = pcsv.read_csv(file, read_options=blocks, parse_options=parse, convert_options=fields)
+        else:
+            with store.open(file) as stream:
+                read = pcsv.read_csv(stream, read_options=blocks, parse_options=parse, convert_options=fields)
+        return int(read.num_rows)
 
     rows: list[int] = []
     for file in files:
         try:
             rows.append(larger_blocks(functools.partial(rows_of, file))[0])
         except pa.ArrowInvalid as exc:  # pyarrow names the row: "Expected 3 columns, got 2: 4,5"
-            msg = f"input {io.name!r}: csv file {file} has a row whose fields do not match its header: {exc}"
+            msg = f"input {io.name!r}: csv file {store.source(file)} has a row whose fields do not match its "
+            msg += f"header: {exc}"
             raise EngineError(msg) from exc
     if sum(rows) == height:
         return
 
     def count_polars(file: Path) -> int:
-        return int(pl.scan_csv(file, separator=separator(io), glob=False).select(pl.len()).collect().item())
+        scan = pl.scan_csv(store.source(file), separator=separator(io), glob=False, storage_options=store.storage)
+        return int(scan.select(pl.len()).collect().item())
 
     for file, count in zip(files, rows, strict=True):
         if count_polars(file) != count:
-            msg = f"input {io.name!r}: polars reads {count_polars(file)} rows from csv file {file}, Spark and "
+            msg = f"input {io.name!r}: polars reads {count_polars(file)} rows from csv file {store.source(file)}, "
+            msg += "Spark and "
             msg += f"pyarrow {count}: an empty line (polars reads a row of nulls where they skip it) or line ends "
             msg += "polars does not take (a carriage return alone); fix the file, or read it with another engine"
             raise EngineError(msg)
@@ -777,7 +787,7 @@ def _check_csv_rows(io: IOConfig, files: list[Path], height: int) -> None:
     raise EngineError(msg)
 
 
-def _check_json_keys(io: IOConfig, files: list[Path]) -> None:
+def _check_json_keys(io: IOConfig, files: list[Path], store: _Store = _LOCAL) -> None:
     """Raise EngineError naming the input and file if a JSON object in ``files`` names a key twice: polars keeps
     the first value and drops the second without a word; Spark and the pandas engine refuse such a file.
 
@@ -798,16 +808,18 @@ def _check_json_keys(io: IOConfig, files: list[Path]) -> None:
 
     for file in files:
         try:
-            pj.read_json(file)
+            if store.filesystem is None:
+                pj.read_json(file)
+            else:
+                with store.open(file) as stream:
+                    pj.read_json(stream)
         except pa.ArrowInvalid:
-            _check_json_lines(io, file)
+            _check_json_lines(io, file, store)
 
 
-def _check_json_lines(io: IOConfig, file: Path) -> None:
+def _check_json_lines(io: IOConfig, file: Path, store: _Store = _LOCAL) -> None:
     import io as _text
     import json
-
-    from ubunye.engines.inputs import open_text
 
     def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
         found = dict(items)
@@ -819,12 +831,13 @@ def _check_json_lines(io: IOConfig, file: Path) -> None:
                 seen.add(key)
         return found
 
-    with open_text(file) as raw, _text.TextIOWrapper(raw, encoding="utf-8") as lines:  # .gz, .bz2, .zst too
+    shown = store.source(file)
+    with store.open(file) as raw, _text.TextIOWrapper(raw, encoding="utf-8") as lines:  # .gz, .bz2, .zst too
         for number, line in enumerate(lines, 1):
             try:
                 row = json.loads(line, object_pairs_hook=pairs)
             except _Twice as twice:
-                msg = f"input {io.name!r}: json file {file} line {number} names the key {twice.args[0]!r} twice; "
+                msg = f"input {io.name!r}: json file {shown} line {number} names the key {twice.args[0]!r} twice; "
                 msg += "polars would keep the first value and drop the second"
                 raise EngineError(msg) from None
             except ValueError:
@@ -832,7 +845,7 @@ def _check_json_lines(io: IOConfig, file: Path) -> None:
             try:
                 json.dumps(row, ensure_ascii=False).encode("utf-8")
             except UnicodeEncodeError:  # "\ud800" alone: no character; polars read it as "\x00", pyarrow refuses
-                msg = f"input {io.name!r}: json file {file} line {number} holds a lone surrogate escape (\\ud800 to "
+                msg = f"input {io.name!r}: json file {shown} line {number} holds a lone surrogate escape (\\ud800 to "
                 msg += "\\udfff without its pair), which is no character: polars would read it as a NUL"
                 raise EngineError(msg) from None
 
@@ -922,7 +935,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 refuse_char_columns(schema_json, f"input {io.name!r} (Delta at {path})")
                 if opened is not None:  # Spark's legacy hybrid calendar: polars would read other days
                     refuse_legacy_delta(opened, f"input {io.name!r} (Delta at {path})", io.storage_options or None)
-                if _partitions_polars_misreads(opened):
+                if _partitions_polars_misreads(opened, url=local is None):
                     return _from_arrow(read_table(io, path))  # deltalake's reader takes the values from the log
                 scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)
                 if _map_column(scan.collect_schema()) is not None:
@@ -957,97 +970,98 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
 
     def _read_files(self, io: IOConfig, path: str) -> pl.DataFrame:
         files = data_files(io, path)  # checked: no stray file, no empty folder, UTF-8 text (inputs.py)
+        if files is None:  # a URL: listed here, by the same rules
+            return self._read_url(io, path)
         if files == []:
             return pl.DataFrame()  # allow_empty, and no schema is declared: no rows, no columns
-        storage = io.storage_options or None
-        source: str | list[str]
-        if files is None:  # a URL: polars lists it
-            source = _folder_url(path)
-            hive: bool | None = None
-        else:
-            local = local_path(path)
-            assert local is not None
-            source = [str(f) for f in files]
-            refuse_compression(io, files, "polars", (".bz2",))
-            if io.format == "csv":
-                headers = [_check_header(io, file) for file in files]
-            check_alike(io, files, local, lambda file: column_paths(self._file_schema(io, file)))
-            hive = has_partitions(files, local) or None  # name=value folders become columns, as Spark reads them
-            if hive and io.format != "parquet":
-                msg = f"input {io.name!r}: its {io.format} files sit in partition folders (name=value), and polars "
-                msg += f"reads no partition column from {io.format} (the column would be missing): use parquet, "
-                msg += "or read this input with the pandas or Spark engine"
-                raise EngineError(msg)
-            if hive:
-                refuse_overlap(io.name, self._file_schema(io, files[0]).names, files, local)
-        glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
-        if io.format == "parquet":
-            frame = self._read_parquet(io, source, files, hive, storage)
-            if files is None or not hive or local is None:  # a URL: polars read its folders (a gap: its guess)
-                return frame
-            return _with_partitions(io, frame, files, local)
-        if io.format == "csv":
-            frame = _refuse_wide_integers(
-                io,
-                path,
-                pl.scan_csv(source, **_WHOLE, separator=separator(io), storage_options=storage, glob=glob).collect(),
-            )
-            if files is not None:
-                _check_csv_rows(io, files, frame.height)
-                if headers and len(headers[0]) == frame.width and frame.columns != headers[0]:
-                    frame.columns = headers[0]  # alike in every file (check_alike)
-            return frame
-        if files is not None:
-            _check_json_keys(io, files)
-        return _refuse_wide_integers(io, path, pl.scan_ndjson(source, **_WHOLE, storage_options=storage).collect())
+        local = local_path(path)
+        assert local is not None
+        return self._read_listed(io, path, files, local)
 
-    def _read_parquet(
-        self,
-        io: IOConfig,
-        source: str | list[str],
-        files: list[Path] | None,
-        hive: bool | None,
-        storage: dict[str, Any] | None,
+    def _read_url(self, io: IOConfig, url: str) -> pl.DataFrame:
+        """The files at the URL ``url``, listed by the rules of a local folder (inputs.remote_files) and read as
+        :meth:`_read_listed` reads a local folder's, from the URL's store: the same folder reads as the same table
+        wherever it is stored. polars listed a URL itself before: a folder Spark wrote (its ``.crc`` files) was
+        refused, and partition folders were typed by polars' guess (``k=0`` a bigint where Spark reads an int)."""
+        store, root = _url_store(io, url)
+        assert store.filesystem is not None
+        listed = remote_files(io, store.filesystem, root, url)
+        if not listed:
+            return pl.DataFrame()  # allow_empty, as a local folder
+        files = [Path(f) for f in listed]
+        try:
+            return self._read_listed(io, url, files, Path(store.base), store)
+        except Exception:
+            if io.format in ("csv", "json"):  # polars refuses text that is not UTF-8 naming no file: name it
+                for file in files:  # (a local folder's is checked before the read: data_files)
+                    check_utf8(io, file, filesystem=store.filesystem, shown=store.source(file))
+            raise
+
+    def _read_listed(
+        self, io: IOConfig, path: str, files: list[Path], root: Path, store: _Store = _LOCAL
     ) -> pl.DataFrame:
-        glob = files is None  # listed files are taken literally: a [ or * in a name is not a pattern
-        # listed files are scanned without their name=value folders (polars guesses those types): _with_partitions
-        scan = pl.scan_parquet(source, storage_options=storage, glob=glob)
-        first, arrow = _first_parquet_schema(files, source, storage, glob)
-        local: list[_ParquetFile] = []
+        """The listed ``files`` of the input at ``path`` (its folder ``root`` in ``store``), checked alike and read
+        with their partition columns typed as Spark types them."""
+        refuse_compression(io, files, "polars", (".bz2",))
+        headers = [_check_header(io, file, store) for file in files] if io.format == "csv" else []
+        check_alike(io, files, root, lambda file: column_paths(self._file_schema(io, file, store)), shown=store.source)
+        hive = has_partitions(files, root)  # name=value folders become columns, as Spark reads them
+        if hive and io.format != "parquet":
+            msg = f"input {io.name!r}: its {io.format} files sit in partition folders (name=value), and polars "
+            msg += f"reads no partition column from {io.format} (the column would be missing): use parquet, "
+            msg += "or read this input with the pandas or Spark engine"
+            raise EngineError(msg)
+        if hive:
+            refuse_overlap(io.name, self._file_schema(io, files[0], store).names, files, root)
+        if io.format == "parquet":
+            frame = self._read_parquet(io, files, hive, store)
+            return _with_partitions(io, frame, files, root, store) if hive else frame
+        # listed files are taken literally: a [ or * in a name is not a pattern
+        source = [store.source(f) for f in files]
+        if io.format == "csv":
+            scan = pl.scan_csv(source, **_WHOLE, separator=separator(io), storage_options=store.storage, glob=False)
+            frame = _refuse_wide_integers(io, path, scan.collect())
+            _check_csv_rows(io, files, frame.height, store)
+            if headers and len(headers[0]) == frame.width and frame.columns != headers[0]:
+                frame.columns = headers[0]  # alike in every file (check_alike)
+            return frame
+        _check_json_keys(io, files, store)
+        json_scan = pl.scan_ndjson(source, **_WHOLE, storage_options=store.storage)
+        return _refuse_wide_integers(io, path, json_scan.collect())
 
-        def scan_as(schema: dict[str, PolarsDataType]) -> pl.LazyFrame:
-            return pl.scan_parquet(
-                source, storage_options=storage, glob=glob, schema=schema,
-                cast_options=_INT96_CAST,
-            )  # fmt: skip
-
-        if arrow is not None:  # alike (check_alike) up to types rows-v1 hashes alike: the first file's schema
-            refuse_spark_only_types(io, (arrow.metadata or {}).get(SPARK_ROW_METADATA), first)
-            refuse_unsigned_drift(io.name, files or [])  # polars' own refusal names no file
-            refuse_legacy_dates(io.name, files or [])  # Spark's hybrid-calendar days, read as other days here
-            zone = zone_polars_refuses(arrow)
-            if zone is not None:  # said before polars panics on it
-                raise EngineError(f"input {io.name!r}: polars cannot read {first}: {zone}")
-            local = [_ParquetFile(f) for f in files or []]
-            refuse_mixed(io.name, [(str(f.path), f.footer) for f in local])
-            common = _common_schema(local) if local else None
-            if common is not None:  # files of other zones, units, dictionaries (an append): each read, then cast
-                scan = self._each_file(local, common)
-            elif any(f.leaves for f in local):  # one scan with the files' schema, if alike: else it would cast
-                _refuse_other_types(io, local)
-                scan = scan_as(local[0].schema)
-            elif not local:
-                instants = _spark_int96_schema(scan.collect_schema(), arrow)
-                if instants is not None:
-                    scan = scan_as(instants)
-            scan = _dates_as_dates(scan, arrow)
+    def _read_parquet(self, io: IOConfig, files: list[Path], hive: bool, store: _Store) -> pl.DataFrame:
+        # listed files are scanned without their name=value folders (polars guesses those types): _with_partitions;
+        # and taken literally: a [ or * in a name is not a pattern
+        source = [store.source(f) for f in files]
+        scan = pl.scan_parquet(source, storage_options=store.storage, glob=False)
+        opened = [store.parquet(f) for f in files]
+        first, arrow = source[0], opened[0].schema_arrow
+        # alike (check_alike) up to types rows-v1 hashes alike: the first file's schema says Spark's for all
+        refuse_spark_only_types(io, (arrow.metadata or {}).get(SPARK_ROW_METADATA), first)
+        refuse_unsigned_drift(io.name, [(s, f.schema_arrow) for s, f in zip(source, opened, strict=True)])
+        for shown, parquet in zip(source, opened, strict=True):  # Spark's hybrid-calendar days: other days here
+            refuse_legacy_file(f"input {io.name!r}", shown, parquet)
+        zone = zone_polars_refuses(arrow)
+        if zone is not None:  # said before polars panics on it
+            raise EngineError(f"input {io.name!r}: polars cannot read {first}: {zone}")
+        local = [_ParquetFile(f, store) for f in files]
+        refuse_mixed(io.name, [(f.shown, f.footer) for f in local])
+        common = _common_schema(local)
+        if common is not None:  # files of other zones, units, dictionaries (an append): each read, then cast
+            scan = self._each_file(local, common)
+        elif any(f.leaves for f in local):  # one scan with the files' schema, if alike: else it would cast
+            _refuse_other_types(io, local)
+            scan = pl.scan_parquet(
+                source, storage_options=store.storage, glob=False, schema=local[0].schema, cast_options=_INT96_CAST
+            )
+        scan = _dates_as_dates(scan, arrow)
         schema = scan.collect_schema()
         column = _map_column(schema)
         if column is None:
             frame = scan.collect()
             _refuse_sub_microseconds(io, local, frame)
             return frame
-        if files is None or hive:
+        if hive:
             msg = f"input {io.name!r}: column {column!r} is a map, and polars' parquet reader keeps one entry "
             msg += "per key (a duplicate key's entries, which rows-v1 counts, would be dropped silently); the "
             msg += "polars engine reads maps through pyarrow, for listed files without partition folders only: "
@@ -1056,7 +1070,8 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         import pyarrow.dataset as pds
 
         micros = pds.ParquetFileFormat(read_options=parquet_read_options())
-        table = pds.dataset([str(f) for f in files], format=micros).to_table()
+        on: dict[str, Any] = {} if store.filesystem is None else {"filesystem": store.filesystem}
+        table = pds.dataset([str(f) for f in files], format=micros, **on).to_table()
         frame = _from_arrow(table.cast(as_instants(table.schema, *[f.leaves for f in local])))
         _refuse_sub_microseconds(io, local, frame)
         return frame
@@ -1069,13 +1084,15 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         casts = [pl.col(name).cast(dtype) for name, dtype in common.items()]
         return pl.concat([file.scan().select(casts) for file in files], how="vertical")
 
-    def _file_schema(self, io: IOConfig, file: Path) -> pa.Schema:
+    def _file_schema(self, io: IOConfig, file: Path, store: _Store = _LOCAL) -> pa.Schema:
+        storage, source = store.storage, store.source(file)
         if io.format == "parquet":  # its INT96 timestamps as read: instants (an append's drift check compares them)
-            schema = pl.Schema(_ParquetFile(file).schema)
+            schema = pl.Schema(_ParquetFile(file, store).schema)
         elif io.format == "csv":
-            schema = pl.scan_csv(file, **_WHOLE, separator=separator(io), glob=False).collect_schema()
+            scan = pl.scan_csv(source, **_WHOLE, separator=separator(io), glob=False, storage_options=storage)
+            schema = scan.collect_schema()
         else:
-            schema = pl.scan_ndjson(file, **_WHOLE).collect_schema()
+            schema = pl.scan_ndjson(source, **_WHOLE, storage_options=storage).collect_schema()
         return pl.DataFrame(schema=schema).to_arrow().schema  # no rows: the Arrow types polars reads them as
 
     def write(
