@@ -176,6 +176,9 @@ class RunRecord:
     status: str = "running"
     started_at: str | None = field(default=None, metadata=_TIME)
     ended_at: str | None = field(default=None, metadata=_TIME)
+    # When the last checkpoint record was written, under the lock of the output committed next: a run killed after
+    # its commit has no ended_at, and is ordered by this (store._order_key). None before any (and in older records).
+    checkpoint_at: str | None = field(default=None, metadata=_TIME)
     duration_seconds: float | None = field(default=None, metadata=_NON_NEGATIVE)
     ubunye_version: str | None = None
     backend: str | None = None

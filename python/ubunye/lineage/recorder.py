@@ -142,14 +142,22 @@ class LineageRecorder:
         timings: list[Timing] | None = None,
         **_: object,
     ) -> None:
-        """Write the evidence gathered so far, the status still ``running``.
+        """Write the evidence gathered so far, the status still ``running``, and the time as ``checkpoint_at``.
 
         The runner calls it just before committing each output: a run killed after its output was swapped in
         still leaves a record holding that output's hash (and is shown ``interrupted`` once its process is
         gone). Takes task_end's arguments; ``status``, ``ended_at`` and ``duration`` are ignored, the run has
         not ended.
+
+        ``checkpoint_at`` is what orders such a run among the others (:func:`ubunye.lineage.store._order_key`):
+        it is taken here, under the lock of the output about to be committed, so after any run that wrote that
+        output before and released its lock; each checkpoint rewrites it, so the record on disk has the last one,
+        taken after every earlier commit of the run.
         """
+        from ubunye.context import utc_now  # here: ubunye.context imports ubunye.lineage, which imports this module
+
         record = self._evidence(context, options, outputs, error, inputs, expectations, timings)
+        record.checkpoint_at = utc_now()
         self._write(context, options, record)
 
     def task_end(
@@ -210,6 +218,7 @@ class LineageRecorder:
         # The process facts are ubunye's own, like the environment: a hostname that happened to contain a
         # remembered value must not become "***", or no reader could tell whether the run is still going.
         masked.process = process
+        masked.checkpoint_at = record.checkpoint_at  # a time ubunye took: a secret inside it must not unmake it
         with self._lock:
             self._records[record.run_id] = masked
         _store(options).write(masked)

@@ -56,7 +56,7 @@ import secrets
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -202,7 +202,9 @@ class RecordStore:
     ) -> None:
         self.usecase_dir = Path(usecase_dir).resolve() if usecase_dir is not None else None
         self._remote: RemoteFiles | None = None
-        self._listing: list[_Candidate] | None = None  # the whole store's, while frozen()
+        self._listings: dict[tuple[str | None, ...], list[_Candidate]] = {}  # by filter, while frozen()
+        self._loaded: dict[str, StoredRecord] = {}  # each record read while frozen(), by its key
+        self._peeked: dict[str, _Peek] = {}  # local records read but not yet checked (_peek), while frozen()
         self._frozen = False
         self.root: Path | str
         if records is None or not str(records).strip():
@@ -223,8 +225,10 @@ class RecordStore:
 
     @contextlib.contextmanager
     def frozen(self) -> Iterator[RecordStore]:
-        """Within the block, the store is listed at most once: one reader command (a list, a compare) sees one
-        listing, and an object store is not listed again for each question asked of it.
+        """Within the block, the store is listed at most once for each filter (-u/-p/-t; never again once listed
+        whole) and each record read at most once: one reader command (a list, a compare of ``latest~1`` and
+        ``latest``) sees one listing and one version of each record, and neither a large folder nor an object
+        store is read again for each question asked of it.
 
         Example:
             >>> store = RecordStore(records="memory://doc-frozen/records")
@@ -233,12 +237,12 @@ class RecordStore:
             ...     store.run_ids(), [e.record.run_id for e in store.newest("u", "p", "t")]
             (['r1'], ['r1'])
         """
-        self._listing = None
+        self._listings, self._loaded, self._peeked = {}, {}, {}
         self._frozen = True
         try:
             yield self
         finally:
-            self._frozen, self._listing = False, None
+            self._frozen, self._listings, self._loaded, self._peeked = False, {}, {}, {}
 
     @property
     def remote(self) -> bool:
@@ -410,10 +414,12 @@ class RecordStore:
     ) -> StoredRecord:
         """The one stored record ``ref`` names among the runs of a task (or of the whole store).
 
-        ``ref`` is a run id, a unique prefix of one, ``latest`` (the run that ended last, a run still running
-        counting from its start: see :func:`_order_key`; in an object store, by run id, which sorts by start
-        time) or ``latest~N`` (N runs before it). ``latest`` needs the
-        filters to select runs of a single task. In an object store only the record named is read.
+        ``ref`` is a run id, a unique prefix of one, ``latest`` (the run that ended last, a run without an end
+        counting from its last checkpoint, else its start: see :func:`_order_key`; in an object store, by run id,
+        which sorts by start time) or ``latest~N`` (N runs before it). ``latest`` needs the filters to select
+        runs of a single task. In an object store only the record named is read; in a local folder every record
+        of the task is read, and checked in full only where that can change the answer
+        (:meth:`_nth_newest_local`).
         ``latest`` never passes over a record that cannot be read unless its file is older than the run chosen
         (:func:`_nth_newest`): it may be the newest run.
 
@@ -439,7 +445,7 @@ class RecordStore:
         latest = _LATEST.match(ref)
         if latest:
             # Folder names are listed, not checked: one may hold characters a terminal acts on.
-            tasks = sorted({"/".join(printable(x) for x in c.identity) for c in candidates})
+            tasks = sorted({"/".join(printable(x) for x in identity) for identity in {c.identity for c in candidates}})
             if len(tasks) > 1:
                 msg = f"{ref!r} needs one task, but {where} has runs of {len(tasks)}: {', '.join(tasks[:5])}"
                 msg += " (give -u/-p/-t)"
@@ -449,7 +455,7 @@ class RecordStore:
                 msg = f"{ref!r}: {tasks[0]} has only {len(candidates)} run(s)"
                 raise RecordError(msg)
             if self._remote is None:
-                found = _nth_newest([self._load(c) for c in candidates], back, ref)
+                found = self._nth_newest_local(candidates, back, ref)
             else:
                 found = self._load(sorted(candidates, key=lambda c: c.run_id)[-1 - back])
         else:
@@ -476,14 +482,15 @@ class RecordStore:
             if part is not None:  # a filter of ".." would otherwise list files outside the store
                 where = tuple(x or "*" for x in (usecase, package, task))
                 _plain(name, part, where, self._remote)  # type: ignore[arg-type]
-        if self._frozen:
-            if self._listing is None:
-                self._listing = self._list(None, None, None)
-            wanted = (usecase, package, task)
-            return [
-                c for c in self._listing if all(w is None or w == h for w, h in zip(wanted, c.identity, strict=True))
-            ]
-        return self._list(usecase, package, task)
+        if not self._frozen:
+            return self._list(usecase, package, task)
+        wanted = (usecase, package, task)
+        whole = self._listings.get((None, None, None))
+        if whole is not None:  # listed whole already: what the filters select is in it
+            return [c for c in whole if all(w is None or w == h for w, h in zip(wanted, c.identity, strict=True))]
+        if wanted not in self._listings:  # only the task's folder (prefix) listed: not every task's of the store
+            self._listings[wanted] = self._list(*wanted)
+        return self._listings[wanted]
 
     def _list(self, usecase: str | None, package: str | None, task: str | None) -> list[_Candidate]:
         if self._remote is None:
@@ -507,10 +514,86 @@ class RecordStore:
         ]
 
     def _load(self, c: _Candidate) -> StoredRecord:
-        """Load one candidate, its identity checked against its place in the layout."""
+        """Load one candidate, its identity checked against its place in the layout (while frozen, once)."""
+        if not self._frozen:
+            return self._read_candidate(c)
+        found = self._loaded.get(c.key)
+        if found is not None:
+            return found
+        peek = self._peeked.get(c.key)
+        return self._check(peek) if peek is not None else self._keep(c, self._read_candidate(c))
+
+    def _nth_newest_local(self, candidates: list[_Candidate], back: int, ref: str) -> StoredRecord:
+        """``latest~back`` among the records of one task in a local folder: what :func:`_nth_newest` answers given
+        every one of them loaded, checking in full only the records that can change that answer.
+
+        Every file is read and parsed (the times it is ordered by are inside it), but checked field by field only
+        from the newest down until ``back + 1`` load, and below that only if it could be an unreadable record
+        :func:`_nth_newest` refuses to pass over (its file written at or after the time of the run chosen): of
+        2,000 records, ``latest`` checks one or two. The order is exact: a record's time read unchecked is the
+        time it is ordered by once it loads, and one that does not load is never chosen.
+        """
+        seen = [self._peek(c) for c in candidates]
+        checked = [s for s in seen if isinstance(s, StoredRecord)]  # what _nth_newest is given
+        order: list[StoredRecord | _Peek] = [e for e in checked if e.record is not None]
+        order += [s for s in seen if isinstance(s, _Peek)]
+        order.sort(key=lambda item: item.key if isinstance(item, _Peek) else _order_key(item), reverse=True)
+        found, chosen, below = 0, None, []
+        for item in order:
+            if found > back:  # the run asked for is found; what is left is older than it
+                if isinstance(item, _Peek):
+                    below.append(item)
+                continue
+            entry = item if isinstance(item, StoredRecord) else self._check(item)
+            if isinstance(item, _Peek):
+                checked.append(entry)
+            if entry.record is not None:
+                found, chosen = found + 1, entry
+        at = _ordered_at(chosen.record) if chosen is not None and found > back else None
+        for peek in below:  # passed over unchecked only where _nth_newest passes over an unreadable one
+            written = _modified(peek.candidate.path)
+            if at is None or written is None or written >= at:
+                checked.append(self._check(peek))
+        return _nth_newest(checked, back, ref)
+
+    def _peek(self, c: _Candidate) -> StoredRecord | _Peek:
+        """A local record read and parsed, with the time it is ordered by, not yet checked (:meth:`_check`); or
+        the record loaded, if it was (while frozen), or found unreadable on the way."""
+        known = (self._loaded.get(c.key) or self._peeked.get(c.key)) if self._frozen else None
+        if known is not None:
+            return known
+        assert isinstance(c.path, Path)
+        try:  # the steps of load_record up to its checks, which fail as they fail there
+            data = _json(_read(c.path), c.path)
+        except RecordError as exc:
+            return self._keep(c, _problem(c.path, exc))
+        if not isinstance(data, dict):  # not a record: the checks say so, in their words
+            return self._check(_Peek(c, data, (_EARLIEST, c.path.name)))
+        # The fields as the record holds them if it loads (a v1 record names them alike); a value of another type
+        # makes it unreadable, and then its place in the order does not matter.
+        at = _first_time(data.get("ended_at"), data.get("checkpoint_at"), data.get("started_at"))
+        peek = _Peek(c, data, (at or _EARLIEST, c.path.name))
+        if self._frozen:
+            self._peeked[c.key] = peek
+        return peek
+
+    def _check(self, peek: _Peek) -> StoredRecord:
+        """The record of a peeked file loaded in full (every check of :func:`load_record`), from what was read."""
+        return self._keep(peek.candidate, self._read_candidate(peek.candidate, peek))
+
+    def _keep(self, c: _Candidate, entry: StoredRecord) -> StoredRecord:
+        """``entry``, remembered as ``c``'s while frozen."""
+        if self._frozen:
+            self._loaded[c.key] = entry
+            self._peeked.pop(c.key, None)
+        return entry
+
+    def _read_candidate(self, c: _Candidate, peek: _Peek | None = None) -> StoredRecord:
+        """``peek``: a local record already read and parsed (:meth:`_peek`), checked from there."""
         if self._remote is None:
-            assert isinstance(c.path, Path)
-            entry = load_entry(c.path)
+            path = c.path
+            assert isinstance(path, Path)
+            entry = load_entry(path) if peek is None else _entry(path, lambda: _record_of(peek.data, path))
             if entry.record is None:
                 return entry
             try:
@@ -539,7 +622,7 @@ class RecordStore:
                 data = self._remote.read(c.key, MAX_RECORD_BYTES)
             if len(data) > MAX_RECORD_BYTES:
                 raise RecordError(_too_large(printable(shown), len(data)))
-            record = RunRecord.from_dict(_parse(_decode(data, printable(shown)), c.path), shown)
+            record = RunRecord.from_dict(_parse(_decode(data, shown), c.path), shown)
             _check_identity(record, c.path, (*c.identity, c.run_id))
         except MalformedRecord as exc:
             return StoredRecord(c.path, None, str(exc), exc.field)
@@ -598,6 +681,15 @@ class _Candidate:
     run_id: str
     path: Path | RecordURL
     key: str
+
+
+@dataclass(frozen=True)
+class _Peek:
+    """A local record file read and parsed, not yet checked: its JSON value, and the key it sorts by if it loads."""
+
+    candidate: _Candidate
+    data: object
+    key: tuple[dt.datetime, str]
 
 
 _SEQUENCE_LOCK = threading.Lock()
@@ -770,16 +862,35 @@ def short_ids(run_ids: Iterable[str], min_length: int = 8) -> dict[str, str]:
 
 
 def _order_key(entry: StoredRecord) -> tuple[dt.datetime, str]:
-    """Runs in the order they ended: ``ended_at``, else (still running, or killed) ``started_at``.
+    """Runs in the order they ended: ``ended_at``; else (still running, or killed) ``checkpoint_at``, the time of
+    its last checkpoint record, if it wrote one; else ``started_at``.
 
     Not by start: of two runs of one task, the one started first may commit last, and its data is what is on
     disk. The final record is written under the outputs' locks (:func:`ubunye.runner.execute`), so for runs
-    sharing an output the order they ended is the order they committed. A record without either time (one too
-    old, or damaged) sorts first; the file name breaks ties.
+    sharing an output the order they ended is the order they committed. A run killed after a commit never wrote
+    its final record; its last checkpoint was written just before its last commit, under that output's lock (taken
+    after every run that wrote the output before had ended), and every lock it took is held until it died: a run
+    that ended before the checkpoint committed before it, one that ended after it committed after it. A run
+    killed before any checkpoint committed nothing and keeps its start. A record without any of these times (one
+    too old, or damaged) sorts first; the file name breaks ties.
     """
-    record = entry.record
-    at = (instant(record.ended_at) or instant(record.started_at)) if record else None
-    return at or _EARLIEST, entry.path.name
+    return _ordered_at(entry.record) or _EARLIEST, entry.path.name
+
+
+def _ordered_at(record: RunRecord | None) -> dt.datetime | None:
+    """The time a run is ordered by (see :func:`_order_key`), None when its record has none."""
+    if record is None:
+        return None
+    return _first_time(record.ended_at, record.checkpoint_at, record.started_at)
+
+
+def _first_time(*texts: object) -> dt.datetime | None:
+    """The first of ``texts`` that is a time, as an instant."""
+    for text in texts:
+        at = instant(text) if isinstance(text, str) else None
+        if at is not None:
+            return at
+    return None
 
 
 def _nth_newest(entries: list[StoredRecord], back: int, ref: str) -> StoredRecord:
@@ -802,7 +913,7 @@ def _nth_newest(entries: list[StoredRecord], back: int, ref: str) -> StoredRecor
     """
     readable = sorted((e for e in entries if e.record is not None), key=_order_key)
     chosen = readable[-1 - back] if back < len(readable) else None
-    at = (instant(chosen.record.ended_at) or instant(chosen.record.started_at)) if chosen and chosen.record else None
+    at = _ordered_at(chosen.record) if chosen else None
     for e in sorted((e for e in entries if e.record is None), key=lambda e: e.path.name):
         written = _modified(e.path)
         if at is None or written is None or written >= at:
@@ -840,19 +951,33 @@ def load_record(path: str | Path) -> RunRecord:
         ubunye.lineage.record.MalformedRecord: /...r.json: duplicate key 'run_id'
     """
     path = Path(path)
-    record = RunRecord.from_dict(_parse(_read(path), path), str(path))
+    return _record_of(_json(_read(path), path), path)
+
+
+def _record_of(data: object, path: Path) -> RunRecord:
+    """The record of a file's JSON value (:func:`_json`), checked as :func:`load_record` checks it."""
+    _scan(data, str(path))
+    record = RunRecord.from_dict(data, str(path))
     _check_place(record, path)
     return record
 
 
 def load_entry(path: Path) -> StoredRecord:
     """Like :func:`load_record`, but a problem is returned with the path (and field) instead of raised."""
+    return _entry(path, lambda: load_record(path))
+
+
+def _entry(path: Path, load: Callable[[], RunRecord]) -> StoredRecord:
+    """What ``load()`` gives, or the problem it raises, as one entry of the store."""
     try:
-        return StoredRecord(path, load_record(path))
-    except MalformedRecord as exc:
-        return StoredRecord(path, None, str(exc), exc.field)
+        return StoredRecord(path, load())
     except RecordError as exc:
-        return StoredRecord(path, None, str(exc))
+        return _problem(path, exc)
+
+
+def _problem(path: Path | RecordURL, exc: RecordError) -> StoredRecord:
+    """The entry of a file that cannot be loaded: the error's line, and the field it names (if any)."""
+    return StoredRecord(path, None, str(exc), exc.field if isinstance(exc, MalformedRecord) else None)
 
 
 def create_temp(folder: Path, prefix: str) -> tuple[int, Path]:
@@ -890,30 +1015,32 @@ def _plain(name: str, value: str, identity: tuple[str, str, str], remote: Remote
 
 def _read(path: Path) -> str:
     """The text of a record file: a regular file, at most MAX_RECORD_BYTES, UTF-8."""
-    shown = printable(str(path))
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):  # a FIFO would block the reader forever, a device never end
-            msg = f"{shown}: not a run record (not a regular file)"
+            msg = f"{printable(str(path))}: not a run record (not a regular file)"
             raise RecordError(msg)
         if info.st_size > MAX_RECORD_BYTES:
-            raise RecordError(_too_large(shown, info.st_size))
+            raise RecordError(_too_large(printable(str(path)), info.st_size))
         # O_NONBLOCK: should the file have been replaced by a FIFO since stat, opening it does not hang.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
         with os.fdopen(fd, "rb") as fh:
             data = fh.read(MAX_RECORD_BYTES + 1)  # bounded: the file may have grown since stat
     except OSError as exc:
-        msg = f"{shown}: cannot read run record: {exc.strerror or exc}"
+        msg = f"{printable(str(path))}: cannot read run record: {exc.strerror or exc}"
         raise RecordError(msg) from exc
     if len(data) > MAX_RECORD_BYTES:
-        raise RecordError(_too_large(shown, len(data)))
-    return _decode(data, shown)
+        raise RecordError(_too_large(printable(str(path)), len(data)))
+    return _decode(data, str(path))
 
 
-def _decode(data: bytes, shown: str) -> str:
+def _decode(data: bytes, where: str) -> str:
+    """The UTF-8 text of a record's bytes; ``where`` (the path) names the file in the error, made printable only
+    then: escaping every path read took a third of the time a reader of 2,000 records took."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        shown = printable(where)
         msg = f"{shown}: corrupt run record (not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start})"
         raise RecordError(msg) from None
 
@@ -945,18 +1072,23 @@ def _pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
 
 def _parse(text: str, path: Path | RecordURL) -> object:
     """The JSON value of a record's text, refused (naming the path) unless it is plain, unambiguous JSON."""
-    shown = printable(str(path))
+    data = _json(text, path)
+    _scan(data, str(path))
+    return data
+
+
+def _json(text: str, path: Path | RecordURL) -> object:
+    """The JSON value of a record's text (:func:`_parse` before its :func:`_scan`), duplicate keys marked."""
     if not text.strip():
-        msg = f"{shown}: corrupt run record (empty file)"
+        msg = f"{printable(str(path))}: corrupt run record (empty file)"
         raise RecordError(msg)
     try:
         data = json.loads(text, object_pairs_hook=_pairs)
     except RecursionError:
         raise MalformedRecord(f"corrupt run record (nested deeper than {MAX_DEPTH} levels)", str(path)) from None
     except ValueError as exc:  # JSONDecodeError, and an integer of more digits than Python converts
-        msg = f"{shown}: corrupt run record (not valid JSON: {exc})"
+        msg = f"{printable(str(path))}: corrupt run record (not valid JSON: {exc})"
         raise RecordError(msg) from None
-    _scan(data, str(path))
     return data
 
 
