@@ -751,7 +751,7 @@ def diff_command(
     Examples: ubunye diff latest~1 latest -d examples -u shop -p daily -t revenue;
     ubunye diff --a data/old.parquet --b data/new --key order_id
     """
-    from ubunye.cli.lineage import resolve_run  # the one way run references are read
+    from ubunye.cli.lineage import resolve_runs  # the one way run references are read
 
     for name, value in (("--engine", engine), ("--engine-a", engine_a), ("--engine-b", engine_b)):
         if value is not None and value not in BACKENDS:
@@ -777,8 +777,7 @@ def diff_command(
         _only_with("--a/--b", {"--format-a": format_a, "--format-b": format_b, "--engine-a": engine_a,
                                "--engine-b": engine_b})  # fmt: skip
         where = "." if usecase_dir is None else usecase_dir
-        found_a = resolve_run(run_a, where, usecase, package, task, records)
-        found_b = resolve_run(run_b, where, usecase, package, task, records)
+        found_a, found_b = resolve_runs([run_a, run_b], where, usecase, package, task, records)  # one listing
         ra, rb = found_a.record, found_b.record
         assert ra is not None and rb is not None
         report = diff_runs(ra, rb, dataset, keys, limit, engine, (str(found_a.path), str(found_b.path)))

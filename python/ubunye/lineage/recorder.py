@@ -218,7 +218,6 @@ class LineageRecorder:
         # The process facts are ubunye's own, like the environment: a hostname that happened to contain a
         # remembered value must not become "***", or no reader could tell whether the run is still going.
         masked.process = process
-        masked.checkpoint_at = record.checkpoint_at  # a time ubunye took: a secret inside it must not unmake it
         with self._lock:
             self._records[record.run_id] = masked
         _store(options).write(masked)

@@ -198,7 +198,7 @@ def _redact(node: object, values: list[str]) -> object:
 #: another made the record contradict itself. A secret equal to a column's name is not leaked by naming the column.
 PROTECTED_FIELDS = frozenset(
     {
-        "record_version", "run_id", "usecase", "package", "task", "status", "started_at", "ended_at",
+        "record_version", "run_id", "usecase", "package", "task", "status", "started_at", "ended_at", "checkpoint_at",
         "duration_seconds", "ubunye_version", "backend", "entry_point", "process", "config_hash", "code_hash",
         "environment", "environment_hash", "hash_inputs", "row_count", "schema_hash", "data_hash", "hash_method",
         "schema", "columns", "buckets", "key", "profile_method", "hash_mode", "timestamp", "written", "seconds",
