@@ -21,21 +21,13 @@ import pytest
 
 import ubunye.spark as us
 from tests.conftest import VECTORS
-from tests.spark.conftest import jvm_lines, rows_v1
+from tests.spark.conftest import jvm_lines, rows_v1, to_arrow
 from tests.spark.tables import mixed_table
 from ubunye.hashing import canonical_lines, hash_frame
 from ubunye.hashing.spark import hash_spark, spark_canonical_lines
 from ubunye.hashing.types import parse_type, spark_type
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _to_arrow(df: Any) -> pa.Table:
-    """The rows of a DataFrame as Arrow, on every line (``toArrow`` is 4.0+)."""
-    if hasattr(df, "toArrow"):
-        return df.toArrow()
-    batches = df._collect_as_arrow()  # Spark 3.5: the same Arrow collection toPandas uses
-    return pa.Table.from_batches(batches) if batches else pa.table({})
 
 
 def _vector_frame(spark: Any, vector: Any, folder: Path) -> Any:
@@ -81,13 +73,13 @@ def test_mixed_table_jvm_jar_free_and_twin_agree(spark: Any) -> None:
     """int, double, string, timestamp, decimal, array<struct>, map and more, over several partitions."""
     df = mixed_table(spark, 3000).repartition(5).cache()
     jvm, arrow = hash_frame(df), hash_spark(df, engine="arrow")
-    twin = hash_frame(_to_arrow(df))
+    twin = hash_frame(to_arrow(df))
     assert (jvm.engine, arrow.engine) == ("jvm", "arrow")
     assert jvm.row_count == arrow.row_count == twin.row_count == 3000
     assert jvm.data_hash == arrow.data_hash == twin.data_hash
     assert jvm.schema == twin.schema
     sample = df.limit(50)
-    assert sorted(spark_canonical_lines(sample, engine="jvm")) == sorted(canonical_lines(_to_arrow(sample)))
+    assert sorted(spark_canonical_lines(sample, engine="jvm")) == sorted(canonical_lines(to_arrow(sample)))
     df.unpersist()
 
 

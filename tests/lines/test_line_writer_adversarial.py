@@ -15,7 +15,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -33,21 +32,13 @@ from tests.spark.adversarial_values import (
     strings_every_length_and_position,
     unscaled_candidates,
 )
-from tests.spark.conftest import jvm_lines, rows_v1
+from tests.spark.conftest import jvm_lines, rows_v1, to_arrow
 from tests.vectors import derive
 from ubunye.hashing import canonical_lines, hash_frame
 from ubunye.hashing.profile import profile_frame
 from ubunye.hashing.spark import hash_spark, profile_spark, spark_canonical_lines
 from ubunye.hashing.types import parse_type, spark_type
 from ubunye.testing.vectors import Vector
-
-
-def _to_arrow(df: Any) -> pa.Table:
-    """The rows of a DataFrame as Arrow, on every line (``toArrow`` is 4.0+)."""
-    if hasattr(df, "toArrow"):
-        return df.toArrow()
-    batches = df._collect_as_arrow()  # Spark 3.5: the same Arrow collection toPandas uses
-    return pa.Table.from_batches(batches) if batches else pa.table({})
 
 
 def _same(got: list[str], want: list[str], what: str) -> None:
@@ -71,7 +62,7 @@ def _agree(spark: Any, columns: list[tuple[str, str]], rows: list[list[Any]], fo
     _same(canonical_lines(table), want["lines"], "twin vs derive.py")
     _same(jvm_lines(df), want["lines"], "jar vs derive.py")
     _same(spark_canonical_lines(df, engine="arrow"), want["lines"], "jar-free path vs derive.py")
-    _same(canonical_lines(_to_arrow(df)), want["lines"], "twin on Spark's Arrow vs derive.py")
+    _same(canonical_lines(to_arrow(df)), want["lines"], "twin on Spark's Arrow vs derive.py")
     assert rows_v1(df)["data_hash"] == want["data_hash"]
     assert hash_spark(df, engine="arrow").data_hash == hash_frame(table).data_hash == want["data_hash"]
     key = [columns[0][0]]

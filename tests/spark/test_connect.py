@@ -31,13 +31,17 @@ _SCRIPT = textwrap.dedent(
         "id", "cast(id * 7 as string) as s", "timestamp_micros(id * 1000003) as ts",
         "array(id, null) as a", "if(id % 3 = 0, null, id / 7.0) as d",
     )
+    if hasattr(df, "toArrow"):
+        arrow = df.toArrow()
+    else:  # pyspark 3.5's Connect client: toArrow arrived in 4.0, the client's own Arrow fetch is what toPandas uses
+        arrow = spark.client.to_table(df._plan.to_proto(spark.client))[0]
     out = {
         "client_has_jvm": hasattr(spark, "_jvm"),
         "registered": us.is_registered(spark),
         "auto_engine": hash_frame(df).engine,
         "jvm": hash_spark(df, engine="jvm").data_hash,
         "arrow": hash_spark(df, engine="arrow").data_hash,
-        "twin": hash_frame(df.toArrow()).data_hash,
+        "twin": hash_frame(arrow).data_hash,
     }
     spark.stop()
     print("RESULT " + json.dumps(out))

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import VECTOR_DIR
-from tests.spark.conftest import jvm_lines, rows_v1, vector_frame
+from tests.spark.conftest import jvm_lines, rows_v1, spark_major, to_arrow, vector_frame
 from tests.vectors.derive import jstr, text_of_bytes
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines, hash_frame
@@ -27,7 +27,7 @@ def _three_engines(df: Any) -> str:
     """The one data hash the JVM, the jar-free path and the twin must all give for ``df``."""
     jvm = rows_v1(df)["data_hash"]
     assert hash_spark(df, engine="arrow").data_hash == jvm
-    assert hash_frame(df.toArrow()).data_hash == jvm
+    assert hash_frame(to_arrow(df)).data_hash == jvm
     return jvm
 
 
@@ -35,7 +35,7 @@ def _three_lines(df: Any) -> list[str]:
     """The one multiset of lines (sorted) the JVM, the jar-free path and the twin must all print."""
     lines = jvm_lines(df)
     assert sorted(spark_canonical_lines(df, engine="arrow")) == lines
-    assert sorted(canonical_lines(df.toArrow())) == lines
+    assert sorted(canonical_lines(to_arrow(df))) == lines
     return lines
 
 
@@ -180,13 +180,15 @@ def test_spark_variant_and_interval_columns_stored_by_spark_are_refused_on_every
     pytest.importorskip("polars")
     from ubunye.engines.polars_engine import PolarsEngine
 
-    spark.sql("""SELECT 1 AS id, parse_json('{"a":1}') AS v""").write.format("delta").save(str(tmp_path / "vdl"))
-    spark.sql("""SELECT 1 AS id, parse_json('{"a":1}') AS v""").write.parquet(str(tmp_path / "vpq"))
     spark.sql("SELECT 1 AS id, INTERVAL '2' DAY AS i").write.parquet(str(tmp_path / "ipq"))
     spark.sql("SELECT 1 AS id, named_struct('x', INTERVAL '2' DAY) AS s").write.parquet(str(tmp_path / "spq"))
-    cases = [("vdl", "delta", "column 'v' is a Spark variant"), ("vpq", "parquet", "column 'v' is a Spark variant"),
-             ("ipq", "parquet", "column 'i' is a Spark interval day"),
+    cases = [("ipq", "parquet", "column 'i' is a Spark interval day"),
              ("spq", "parquet", r"column 's' holds a Spark interval day \(at s\.x\)")]  # fmt: skip
+    if spark_major() >= 4:  # variant (parse_json) arrived in Spark 4.0: Spark 3.5 cannot write one
+        spark.sql("""SELECT 1 AS id, parse_json('{"a":1}') AS v""").write.format("delta").save(str(tmp_path / "vdl"))
+        spark.sql("""SELECT 1 AS id, parse_json('{"a":1}') AS v""").write.parquet(str(tmp_path / "vpq"))
+        variant = "column 'v' is a Spark variant"
+        cases += [("vdl", "delta", variant), ("vpq", "parquet", variant)]
     for folder, fmt, said in cases:
         with pytest.raises(HashError, match=r"cannot hash column '[vis]'"):
             hash_spark(spark.read.format(fmt).load(str(tmp_path / folder)))

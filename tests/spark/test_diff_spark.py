@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from tests.spark.conftest import arrow_frame
 from ubunye.cli.diff import diff_targets
 from ubunye.lineage.diff import diff_tables
 
@@ -35,7 +36,8 @@ def _edited(frame: pd.DataFrame) -> pd.DataFrame:
 
 def test_spark_delta_against_pandas_parquet_equals_the_full_diff(spark: Any, tmp_path: Path) -> None:
     base = _orders(3)
-    spark.createDataFrame(base).repartition(3).write.format("delta").save(str(tmp_path / "a"))
+    frame = arrow_frame(spark, pa.Table.from_pandas(base, preserve_index=False))  # 3.5: CANNOT_MERGE_TYPE on pandas 3
+    frame.repartition(3).write.format("delta").save(str(tmp_path / "a"))
     edited = _edited(base)
     edited.to_parquet(tmp_path / "b.parquet")
     report = diff_targets(str(tmp_path / "a"), str(tmp_path / "b.parquet"), engine_a="spark", key=["order_id"],

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.spark.conftest import spark_major
 from tests.spark.tables import same_as_read_back
 from ubunye.config import IOConfig
 from ubunye.engines import get_engine
@@ -47,7 +48,14 @@ def test_case_sensitive_partition_column_is_the_one_named(spark: Any, conf: Any,
     fine = spark.sql("SELECT * FROM VALUES (1, ''), (2, 'x') AS t(a, A)")
     io = IOConfig("o", format="parquet", path="fine", partition_by=["a"])
     engine.write(fine, io, tmp_path)
-    same_as_read_back(engine, fine, io, tmp_path)
+    want, got = engine.hash(fine), engine.hash(engine.read(io, tmp_path))  # this session, case-sensitive, reads it
+    assert (got.schema, got.row_count, got.data_hash) == (want.schema, want.row_count, want.data_hash)
+    # Read where names ignore case (Spark's default), the folder `a=` hides the files' column `A`: Spark drops it
+    # without a word, so pandas (which has no such setting) refuses the folder, naming both
+    with pytest.raises(EngineError, match=r"the partition folder 'a=1' names column 'a', which the files hold too"):
+        get_engine("pandas").read(IOConfig("o", format="parquet", path="fine"), tmp_path)
+    conf("spark.sql.caseSensitive", "false")
+    assert spark.read.parquet(str(tmp_path / "fine")).columns == ["a"]
 
 
 def test_case_sensitive_append_reads_back_the_other_case_column(spark: Any, conf: Any, tmp_path: Path) -> None:
@@ -120,6 +128,11 @@ def test_timestamp_partitions_are_refused_in_files_kept_in_delta(
             engine.write(frame, io, tmp_path)
         assert not (tmp_path / fmt).exists()
     io = IOConfig("o", format="delta", path="delta", partition_by=["t"])
+    if spark_major() < 4:  # Delta 3 on Spark 3.5 writes the zone's local time marked UTC: refused, nothing written
+        with pytest.raises(EngineError, match=r"partition column 't' is a timestamp, and Delta on Spark 3\.5"):
+            engine.write(frame, io, tmp_path)
+        assert not (tmp_path / "delta").exists()
+        return
     engine.write(frame, io, tmp_path)
     same_as_read_back(engine, frame, io, tmp_path)
     conf("spark.sql.session.timeZone", "UTC")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import VECTORS
-from tests.spark.conftest import vector_frame
+from tests.spark.conftest import arrow_frame, vector_frame
 from ubunye.hashing import canonical_lines, hash_frame
 from ubunye.hashing.spark import hash_spark, spark_canonical_lines
 
@@ -70,6 +70,6 @@ def test_random_decimals_and_dates_jvm_lines_equal_twin_lines(spark):
     cols["day"] = pa.array(days, pa.date32())
     cols["ts"] = pa.array(rng.integers(-(10**16), 10**16, 400), pa.timestamp("us", tz="UTC"))
     table = pa.table(cols)
-    df = spark.createDataFrame(table)
+    df = arrow_frame(spark, table)
     assert sorted(spark_canonical_lines(df, engine="jvm")) == sorted(canonical_lines(table))
     assert hash_spark(df, engine="jvm").data_hash == hash_frame(table).data_hash

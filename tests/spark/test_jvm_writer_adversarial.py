@@ -48,7 +48,7 @@ from tests.spark.adversarial_values import (
     strings_every_length_and_position,
     unscaled_candidates,
 )
-from tests.spark.conftest import jvm_lines, rows_v1
+from tests.spark.conftest import arrow_frame, jvm_lines, rows_v1, to_arrow
 from tests.vectors import derive
 from tests.vectors.derive import column_profile, expected
 from tests.vectors.derive import parse_type as derive_type
@@ -107,13 +107,13 @@ def _forms(spark: Any, table: pa.Table, columns: list[tuple[str, str]], folder: 
     computed arguments (test_computed_arguments_jar_equals_twin) reach the writer in other rows.
     """
     schema = _schema(columns)
-    yield "local relation", spark.createDataFrame(table, schema=schema)
+    yield "local relation", arrow_frame(spark, table, schema)
     path = folder / "t.parquet"
     pq.write_table(table, path)
     with _settings(spark, NO_CODEGEN_OFF_HEAP):
         yield "parquet, no codegen, off-heap vectors", spark.read.schema(schema).parquet(str(path))
     with _settings(spark, {"spark.sql.codegen.wholeStage": "false"}):
-        cached = spark.createDataFrame(table, schema=schema).cache()
+        cached = arrow_frame(spark, table, schema).cache()
         try:
             cached.count()
             yield "cached, no codegen", cached
@@ -173,7 +173,7 @@ def _check_form(
     if n == 0:
         _same(spark_canonical_lines(df, engine="arrow"), want["lines"], "jar-free path vs derive.py")
         assert hash_spark(df, engine="arrow").data_hash == want["data_hash"]
-        _same(canonical_lines(df.toArrow()), want["lines"], "twin on Spark's own Arrow vs derive.py")
+        _same(canonical_lines(to_arrow(df)), want["lines"], "twin on Spark's own Arrow vs derive.py")
     if n in (0, 1):  # the profile on UnsafeRows and on off-heap column vectors
         key = profile_key or [columns[0][0]]
         jvm = profile_spark(df, key=key, buckets=16, engine="jvm")
@@ -230,7 +230,7 @@ def test_every_power_of_two_jar_and_twin_write_the_shortest_digits(spark: Any) -
             "m": pa.array([[(x, 1.0)] for x in d + [-x for x in d]], pa.map_(pa.float64(), pa.float64())),
         }
     )
-    df = spark.createDataFrame(table)
+    df = arrow_frame(spark, table)
     lines = jvm_lines(df)
     _same(canonical_lines(table), lines, "twin vs jar")
     want = []
@@ -275,11 +275,11 @@ def test_doubles_and_floats_every_class_plain_nested_and_as_map_keys(
 
     polars = pytest.importorskip("polars")
     flat = pa.table({"d": pa.array(doubles, pa.float64())})
-    jar = rows_v1(spark.createDataFrame(flat))["data_hash"]
+    jar = rows_v1(arrow_frame(spark, flat))["data_hash"]
     assert hash_frame(pd.DataFrame({"d": doubles})).data_hash == jar
     assert hash_frame(polars.DataFrame({"d": doubles})).data_hash == jar
     f32 = np.array(floats, dtype=np.float32)
-    jar32 = rows_v1(spark.createDataFrame(pa.table({"f": pa.array(f32, pa.float32())})))["data_hash"]
+    jar32 = rows_v1(arrow_frame(spark, pa.table({"f": pa.array(f32, pa.float32())})))["data_hash"]
     assert hash_frame(pd.DataFrame({"f": f32})).data_hash == jar32
     assert hash_frame(polars.DataFrame({"f": polars.Series(f32, dtype=polars.Float32)})).data_hash == jar32
 
@@ -301,7 +301,7 @@ def test_random_doubles_and_floats_jar_equals_twin(
     rows = pad([d, f, [{"list": c} for c in chunks(d, 9)]])
     want = expected(columns, rows)
     table = Vector("random", columns, rows, want).arrow()
-    df = spark.createDataFrame(table, schema=_schema(columns))
+    df = arrow_frame(spark, table, _schema(columns))
     _same(jvm_lines(df), want["lines"], "jar vs derive.py")
     _same(canonical_lines(table), want["lines"], "twin vs derive.py")
     assert rows_v1(df)["data_hash"] == hash_frame(table).data_hash == want["data_hash"]
@@ -325,7 +325,7 @@ def test_doubles_computed_in_spark_jar_equals_twin(spark: Any) -> None:
     )
     lines = jvm_lines(df)
     _same(spark_canonical_lines(df, engine="arrow"), lines, "jar-free path vs jar")
-    table = df.toArrow()
+    table = to_arrow(df)
     _same(canonical_lines(table), lines, "twin vs jar")
     assert rows_v1(df)["data_hash"] == hash_frame(table).data_hash == hash_spark(df, engine="arrow").data_hash
     # Each double of the flat columns, as the jar writes it alone, against the layout of Python's shortest digits.
@@ -388,7 +388,7 @@ def test_decimals_computed_in_spark_jar_equals_twin(spark: Any) -> None:
         "map(cast(id as decimal(25,5)), cast(id as decimal(38,20)) / 3) as m",
     )
     lines = jvm_lines(df)
-    table = df.toArrow()
+    table = to_arrow(df)
     _same(canonical_lines(table), lines, "twin vs jar")
     _same(spark_canonical_lines(df, engine="arrow"), lines, "jar-free path vs jar")
     assert rows_v1(df)["data_hash"] == hash_frame(table).data_hash
@@ -513,7 +513,7 @@ def test_computed_arguments_jar_equals_twin(spark: Any) -> None:
     }
     cols = [F.expr(e).alias(name) for name, e in exprs.items()]
     computed = [r[0] for r in base.select(F.call_function("ubunye_canonical_line", *cols)).collect()]
-    table = base.select(*cols).toArrow()
+    table = to_arrow(base.select(*cols))
     _same(computed, canonical_lines(table), "jar on computed arguments vs twin on their values")
     h = base.agg(F.call_function("ubunye_rows_v1", *cols).alias("h")).first()["h"]
     assert h["data_hash"] == hash_frame(table).data_hash
@@ -542,10 +542,10 @@ def test_string_slices_and_computed_strings(spark: Any, tmp_path: Path) -> None:
     ]
     for form, settings_ in (("local relation", {}), ("parquet", {}), ("parquet off-heap", NO_CODEGEN_OFF_HEAP)):
         with _settings(spark, settings_):
-            src = spark.createDataFrame(table) if form == "local relation" else spark.read.parquet(str(path))
+            src = arrow_frame(spark, table) if form == "local relation" else spark.read.parquet(str(path))
             df = src.selectExpr(*exprs)
             lines = jvm_lines(df)
-            arrow = df.toArrow()
+            arrow = to_arrow(df)
             _same(canonical_lines(arrow), lines, f"twin vs jar on {form}")
             _same(spark_canonical_lines(df, engine="arrow"), lines, f"jar-free path vs jar on {form}")
             assert rows_v1(df)["data_hash"] == hash_frame(arrow).data_hash, form

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import VECTORS
-from tests.spark.conftest import vector_frame
+from tests.spark.conftest import arrow_frame, to_arrow, vector_frame
 from tests.spark.tables import mixed_table
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines
@@ -43,7 +43,7 @@ def same(profile, twin):
 
 
 def arrow_of(df):
-    return df.toArrow()
+    return to_arrow(df)
 
 
 CASES = [(None, 0), (None, 1), (None, 256), ("first", 16), ("first", 65536)]
@@ -83,7 +83,7 @@ def test_jar_free_path_ignores_time_zone_and_partitioning(spark, conf, zone, par
 
 def test_generated_tables_profile_alike(spark):
     for table in generated_tables().values():
-        df = spark.createDataFrame(table).repartition(5)
+        df = arrow_frame(spark, table).repartition(5)
         key = [table.schema.names[0]]
         # createDataFrame reads a naive timestamp as Spark's timestamp (an instant): the rows Spark holds decide.
         same(profile_spark(df, key=key, buckets=32, engine="arrow"), profile_frame(arrow_of(df), key=key, buckets=32))
@@ -91,7 +91,7 @@ def test_generated_tables_profile_alike(spark):
 
 def test_odd_column_names(spark):
     table = pa.table({"a.b": [1, 2, 3], "c`d": ["x", None, "z"], "é 😀": [0.5, float("nan"), None]})
-    df = spark.createDataFrame(table)
+    df = arrow_frame(spark, table)
     for key in (["a.b"], ["c`d", "é 😀"], None):
         same(profile_spark(df, key=key, buckets=8, engine="arrow"), profile_frame(table, key=key, buckets=8))
 
@@ -177,7 +177,7 @@ def test_jvm_ignores_time_zone_and_partitioning(jvm, conf, zone, partitions):
 
 def test_jvm_odd_column_names(jvm):
     table = pa.table({"a.b": [1, 2, 3], "c`d": ["x", None, "z"], "é 😀": [0.5, float("nan"), None]})
-    df = jvm.createDataFrame(table)
+    df = arrow_frame(jvm, table)
     for key in (["a.b"], ["c`d", "é 😀"], None):
         same(profile_spark(df, key=key, buckets=8, engine="jvm"), profile_frame(table, key=key, buckets=8))
 
@@ -217,7 +217,7 @@ _CONNECT_SCRIPT = textwrap.dedent(
     df = spark.range(2000, numPartitions=3).selectExpr(
         "id", "cast(id % 13 as string) as `s.x`", "timestamp_micros(id * 1000003) as ts", "array(id, null) as a",
     )
-    table = df.toArrow()
+    table = to_arrow(df)
     out = {"client_has_jvm": hasattr(spark, "_jvm"), "jvm_usable": us.jvm_usable(spark)}
     engines = ["arrow", "jvm"] if out["jvm_usable"] else ["arrow"]
     for engine in engines:

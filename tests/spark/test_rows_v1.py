@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import VECTORS
-from tests.spark.conftest import jvm_lines, rows_v1, vector_frame
+from tests.spark.conftest import jvm_lines, rows_v1, to_arrow, vector_frame
 from tests.spark.tables import mixed_table
 from ubunye.hashing.digest import finish
 
@@ -200,7 +200,7 @@ def test_parity_with_the_twin(spark: Any) -> None:
     from ubunye.hashing.jvm import hash_spark_jvm
 
     df = mixed_table(spark, 200)
-    table = df.toArrow()
+    table = to_arrow(df)
     assert sorted(canonical_lines(table)) == jvm_lines(df)
     assert hash_arrow(table).data_hash == hash_spark_jvm(df).data_hash
 
