@@ -18,17 +18,15 @@ so each race is deterministic. Each test failed before the fix.
 from __future__ import annotations
 
 import decimal
-import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import deltalake
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
+from tests.engines.spark_delta import spark_style_table
 from tests.optional import HAVE_POLARS
 from ubunye.config import IOConfig
 from ubunye.engines.delta import COMMIT_MARK, committed_version, write_delta
@@ -110,33 +108,7 @@ def _spark_style_decimal_table(root: Path, values: list[str]) -> pa.Table:
     """A Delta table as Spark writes one partitioned by a decimal(5,2) column ``dec``: one data file per value in
     the folder ``dec=<value>`` (holding ``id`` only), the value as its text in the log (``"dec":"-1.50"``); the
     rows it holds."""
-    fields = [
-        {"name": "id", "type": "integer", "nullable": True, "metadata": {}},
-        {"name": "dec", "type": "decimal(5,2)", "nullable": True, "metadata": {}},
-    ]
-    meta = {
-        "id": str(uuid.uuid4()),
-        "format": {"provider": "parquet", "options": {}},
-        "schemaString": json.dumps({"type": "struct", "fields": fields}),
-        "partitionColumns": ["dec"],
-        "configuration": {},
-        "createdTime": 1700000000000,
-    }
-    actions: list[dict[str, object]] = [
-        {"commitInfo": {"timestamp": 1700000000000, "operation": "WRITE", "engineInfo": "Apache-Spark/3.5.1"}},
-        {"metaData": meta},
-        {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
-    ]
-    for i, value in enumerate(values):
-        rel = f"dec={value}/part-0000{i}-{uuid.uuid4()}.c000.snappy.parquet"
-        (root / rel).parent.mkdir(parents=True)
-        pq.write_table(pa.table({"id": pa.array([i], pa.int32())}), root / rel)
-        stats = {"numRecords": 1, "minValues": {"id": i}, "maxValues": {"id": i}, "nullCount": {"id": 0}}
-        add = {"path": rel, "partitionValues": {"dec": value}, "size": (root / rel).stat().st_size}
-        add |= {"modificationTime": 1700000000000, "dataChange": True, "stats": json.dumps(stats)}
-        actions.append({"add": add})
-    (root / "_delta_log").mkdir()
-    (root / "_delta_log" / f"{0:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in actions))
+    spark_style_table(root, "dec", "decimal(5,2)", [(v, f"dec={v}", f"dec={v}") for v in values])
     decimals = pa.array([decimal.Decimal(v) for v in values], pa.decimal128(5, 2))
     return pa.table({"id": pa.array(range(len(values)), pa.int32()), "dec": decimals})
 

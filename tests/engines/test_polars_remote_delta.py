@@ -6,13 +6,11 @@ store for the logged path escaped again without unescaping it first: another obj
 
 from __future__ import annotations
 
-import json
-import uuid
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from tests.engines.spark_delta import spark_style_table
 from tests.lineage import s3server
 from tests.optional import needs_polars
 from ubunye.config import IOConfig
@@ -26,33 +24,7 @@ _SPARK_FOLDERS = [("a b", "s=a b", "s=a%20b"), ("10:00", "s=10%3A00", "s=10%253A
 
 def _spark_style_table(root: Path) -> pa.Table:
     """A Delta table at ``root`` as Spark writes one partitioned by the string column ``s``; the rows it holds."""
-    fields = [
-        {"name": "id", "type": "integer", "nullable": True, "metadata": {}},
-        {"name": "s", "type": "string", "nullable": True, "metadata": {}},
-    ]
-    meta = {
-        "id": str(uuid.uuid4()),
-        "format": {"provider": "parquet", "options": {}},
-        "schemaString": json.dumps({"type": "struct", "fields": fields}),
-        "partitionColumns": ["s"],
-        "configuration": {},
-        "createdTime": 1700000000000,
-    }
-    actions: list[dict[str, object]] = [
-        {"commitInfo": {"timestamp": 1700000000000, "operation": "WRITE", "engineInfo": "Apache-Spark/3.5.1"}},
-        {"metaData": meta},
-        {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
-    ]
-    for i, (value, folder, logged) in enumerate(_SPARK_FOLDERS):
-        name = f"part-0000{i}-{uuid.uuid4()}.c000.snappy.parquet"
-        (root / folder).mkdir(parents=True)
-        pq.write_table(pa.table({"id": pa.array([i], pa.int32())}), root / folder / name)
-        stats = {"numRecords": 1, "minValues": {"id": i}, "maxValues": {"id": i}, "nullCount": {"id": 0}}
-        add = {"path": f"{logged}/{name}", "partitionValues": {"s": value}, "dataChange": True}
-        add |= {"size": (root / folder / name).stat().st_size, "modificationTime": 1700000000000}
-        actions.append({"add": add | {"stats": json.dumps(stats)}})
-    (root / "_delta_log").mkdir()
-    (root / "_delta_log" / f"{0:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in actions))
+    spark_style_table(root, "s", "string", _SPARK_FOLDERS)
     ids = pa.array(range(len(_SPARK_FOLDERS)), pa.int32())
     return pa.table({"id": ids, "s": [value for value, _, _ in _SPARK_FOLDERS]})
 
