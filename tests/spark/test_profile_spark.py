@@ -217,7 +217,7 @@ _CONNECT_SCRIPT = textwrap.dedent(
     df = spark.range(2000, numPartitions=3).selectExpr(
         "id", "cast(id % 13 as string) as `s.x`", "timestamp_micros(id * 1000003) as ts", "array(id, null) as a",
     )
-    table = to_arrow(df)
+    table = df.toArrow() if hasattr(df, "toArrow") else df._to_table()[0]  # a 3.5 Connect client has no toArrow
     out = {"client_has_jvm": hasattr(spark, "_jvm"), "jvm_usable": us.jvm_usable(spark)}
     engines = ["arrow", "jvm"] if out["jvm_usable"] else ["arrow"]
     for engine in engines:
