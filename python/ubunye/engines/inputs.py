@@ -6,6 +6,8 @@
   ``.ndjson``; text may add ``.gz``, ``.bz2`` or ``.zst``), else an error names the file: a README or a ``.csv``
   in a parquet folder is not read as data, nor silently left out.
 - A folder inside must be a partition (``name=value``) or hidden, else an error names it.
+- An empty csv or json file, or a csv of a header alone (Spark writes one per task without rows), holds no rows and
+  is left out; a compressed one is judged by its text (a bounded prefix of it decompressed).
 - A folder with no data files is an error naming the input and the folder, unless the input says
   ``allow_empty: true`` (then the engine returns an empty table: no columns, as no schema is declared).
 - csv and json text must be UTF-8: an error names the file, the byte offset and the line of the first bad byte.
@@ -235,7 +237,7 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
                 # An empty csv or json file, or a csv of a header alone, holds no rows (Spark writes one per empty
                 # task); readers fail on it, or take its columns as typeless
                 size = entry.stat().st_size
-                if io.format in ("csv", "json") and _holds_no_rows(io.format, entry.name, size, here.read_bytes):
+                if io.format in ("csv", "json") and _holds_no_rows(io, entry.name, size, here.read_bytes, str(here)):
                     continue
                 found.append(here)
             else:
@@ -248,15 +250,56 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
     return found
 
 
-def _holds_no_rows(fmt: str, name: str, size: int, read: Callable[[], bytes]) -> bool:
-    """An empty file, or (csv) one line alone: the header Spark writes for a task without rows (``read()``: the
-    file's bytes, read only for a small csv file)."""
+#: The longest csv file looked at for a header alone (its text, decompressed when compressed): a longer one is read.
+_HEADER_LIMIT = 65_536
+#: The largest compressed file decompressed to see whether it holds rows. A text of _HEADER_LIMIT bytes compresses
+#: to less on every codec (stored blocks add a few bytes a block); a larger file is read as data, as a longer text.
+_COMPRESSED_LIMIT = 2 * _HEADER_LIMIT
+
+
+def _holds_no_rows(io: IOConfig, name: str, size: int, read: Callable[[], bytes], shown: str) -> bool:
+    """Whether the csv or json file ``name`` of ``size`` bytes holds no rows: empty, or (csv) one line alone, the
+    header Spark writes for a task without rows. ``read()``: the file's bytes, read only for a small file.
+
+    A compressed file (:data:`COMPRESSION`) is judged by its text, as the same file uncompressed: a header alone
+    in ``b.csv.gz`` was read as a file, its column typeless (polars read it as text, pyarrow took the other files'
+    type), so engines hashed the folder differently. At most ``_HEADER_LIMIT + 1`` bytes of it are decompressed,
+    which decide (a small file may decompress to gigabytes); one that does not decompress is refused, naming
+    ``shown``.
+    """
     if size == 0:
         return True
-    if fmt != "csv" or size > 65_536 or not name.lower().endswith(".csv"):  # a compressed file: its bytes
+    limit = _HEADER_LIMIT if io.format == "csv" else 0  # a json file holds no rows only when empty
+    codec = COMPRESSION.get(Path(name).suffix.lower())
+    if codec is not None:
+        if size > _COMPRESSED_LIMIT:
+            return False
+        text = _decompressed(io, read(), codec, limit + 1, shown)
+    elif io.format == "csv" and size <= _HEADER_LIMIT:
+        text = read()
+    else:
         return False
-    text = read().rstrip(b"\r\n")
+    if len(text) > limit:
+        return False
+    text = text.rstrip(b"\r\n")
     return b"\n" not in text and b"\r" not in text
+
+
+def _decompressed(io: IOConfig, data: bytes, codec: str, limit: int, shown: str) -> bytes:
+    """The first ``limit`` bytes (at most) of ``data`` decompressed with ``codec``, as the readers decompress it;
+    EngineError naming the file ``shown`` when it does not decompress."""
+    import pyarrow as pa
+
+    try:
+        with pa.CompressedInputStream(pa.BufferReader(data), codec) as stream:
+            text: bytes = stream.read(limit)
+    except (OSError, pa.ArrowException) as exc:
+        raise EngineError(_corrupt(io, shown, codec, exc)) from exc
+    return text
+
+
+def _corrupt(io: IOConfig, shown: str, codec: str, exc: Exception) -> str:
+    return f"input {io.name!r}: cannot decompress {shown} ({codec}, as its name says): {exc}; replace the file"
 
 
 def remote_files(io: IOConfig, filesystem: pafs.FileSystem, root: str, url: str) -> list[str]:
@@ -296,7 +339,7 @@ def remote_files(io: IOConfig, filesystem: pafs.FileSystem, root: str, url: str)
                 raise EngineError(msg)
         elif _is_data_file(io.format or "", parts[-1]):
             read = functools.partial(_remote_bytes, filesystem, entry.path)
-            if io.format in ("csv", "json") and _holds_no_rows(io.format, parts[-1], entry.size or 0, read):
+            if io.format in ("csv", "json") and _holds_no_rows(io, parts[-1], entry.size or 0, read, here):
                 continue
             found.append(entry.path)
         else:
@@ -350,9 +393,15 @@ def check_utf8(
     offset, lines = 0, 0
     # a URL's file decompressed as named (.gz, .bz2, .zst), as open_text does
     opened = open_text(file) if filesystem is None else filesystem.open_input_stream(str(file))
+    codec = COMPRESSION.get(Path(str(file)).suffix.lower())
     with opened as fh:
         while True:
-            chunk = fh.read(_CHUNK)
+            try:
+                chunk = fh.read(_CHUNK)
+            except OSError as exc:  # pyarrow's decompression fails so, naming neither the file nor the input
+                if codec is None:
+                    raise
+                raise EngineError(_corrupt(io, shown or str(file), codec, exc)) from exc
             pending = len(decoder.getstate()[0])
             try:
                 decoder.decode(chunk, final=not chunk)

@@ -586,7 +586,16 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         def shown(file: Path | str) -> str:  # a file as the user names it: its URL
             return url.rstrip("/") + str(file)[len(base) :]
 
-        return self._read_listed(io, [Path(f) for f in files], Path(base), filesystem, shown)
+        listed = [Path(f) for f in files]
+        try:
+            return self._read_listed(io, listed, Path(base), filesystem, shown)
+        except Exception:
+            # A header or key that is not UTF-8 fails the read itself (pyarrow names no file; read() then named the
+            # folder): the text is checked now, as a local folder's is before its read (data_files), and named so.
+            if io.format in ("csv", "json"):
+                for file in listed:
+                    check_utf8(io, file, filesystem=filesystem, shown=shown(file))
+            raise
 
     def _read_listed(
         self,
