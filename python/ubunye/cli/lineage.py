@@ -34,7 +34,15 @@ from ubunye.lineage.compare import compare_records
 from ubunye.lineage.liveness import INTERRUPTED, run_state
 from ubunye.lineage.record import STATUSES, RunRecord, printable
 from ubunye.lineage.redact import mask_text
-from ubunye.lineage.store import RecordStore, StoredRecord, instant, load_record, records_location, short_ids
+from ubunye.lineage.store import (
+    RecordStore,
+    RecordURL,
+    StoredRecord,
+    instant,
+    load_record,
+    records_location,
+    short_ids,
+)
 
 app = typer.Typer(
     name="lineage",
@@ -224,6 +232,9 @@ def _row(entry: StoredRecord, short: dict[str, str], state: str | None = None) -
         "status": r.status,
         "state": state or run_state(r),
         "started_at": r.started_at,
+        "ended_at": r.ended_at,
+        # what orders a run that never ended (killed after a commit) in a local store: latest may be that run
+        "checkpoint_at": r.checkpoint_at,
         "duration_seconds": r.duration_seconds,
         "outputs": {d.name: d.row_count for d in r.outputs},
         "hash_methods": methods,
@@ -353,8 +364,11 @@ def list_runs(
             t.add_row(dash(row["short_id"]), "-", state_text("unreadable"), "-", "-", dash(row["problem"]), "-")
             continue
         outputs = ", ".join(f"{k}={'-' if v is None else v}" for k, v in row["outputs"].items())
+        duration = seconds(row["duration_seconds"])
+        if row["ended_at"] is None and row["checkpoint_at"] is not None:  # no end: why it is listed where it is
+            duration += f" (checkpoint at {row['checkpoint_at']})"
         t.add_row(dash(row["short_id"]), dash("/".join((row["usecase"], row["package"], row["task"]))),
-                  state_text(row["state"]), dash(row["started_at"]), seconds(row["duration_seconds"]),
+                  state_text(row["state"]), dash(row["started_at"]), dash(duration),
                   dash(outputs), dash(", ".join(row["hash_methods"])))  # fmt: skip
     out.print(t)
 
@@ -375,7 +389,8 @@ def _show(
     if as_json:
         emit_json(record_json(record, str(found.path), state))
         return
-    render_record(record, str(found.path), full, state)
+    # a remote store orders runs by run id, a local one by their end (else their checkpoint): see checkpoint_text
+    render_record(record, str(found.path), full, state, ordered=not isinstance(found.path, RecordURL))
 
 
 @command()

@@ -231,18 +231,41 @@ def _landed_advice(d: DatasetRecord, options: Mapping[str, Any] | None = None, e
     return f"compare its data_hash with: {command}"
 
 
-def render_record(record: RunRecord, path: str, full: bool, state: str | None = None) -> None:
+def checkpoint_text(record: RunRecord, ordered: bool = True) -> str | None:
+    """The record's ``checkpoint_at`` as shown, None when it has none. A run that never ended (no ``ended_at``:
+    still running, or killed after a commit) is ordered by it, in a local store (``ordered``), ``latest`` too
+    (:func:`ubunye.lineage.store._order_key`): said, so a user sees why ``latest`` is that run.
+
+    Example:
+        >>> killed = RunRecord(run_id="r", usecase="u", package="p", task="t", checkpoint_at="2026-12-01T02:00:20Z")
+        >>> checkpoint_text(killed)
+        '2026-12-01T02:00:20Z (no end recorded: the run is ordered by its last checkpoint, latest too)'
+        >>> checkpoint_text(RunRecord(run_id="r", usecase="u", package="p", task="t")) is None
+        True
+    """
+    at = record.checkpoint_at
+    if at is None:
+        return None
+    if record.ended_at is not None or not ordered:  # an ended run is ordered by its end; a remote store by run id
+        return at
+    return f"{at} (no end recorded: the run is ordered by its last checkpoint, latest too)"
+
+
+def render_record(record: RunRecord, path: str, full: bool, state: str | None = None, ordered: bool = True) -> None:
     """``lineage show`` (``full=False``) and ``lineage trace`` (everything the record holds).
 
     ``state`` is what the run is shown as (default its status): ``interrupted`` for a running record whose
-    process is gone.
+    process is gone. ``ordered``: the record is of a store that orders runs by their end (a local one), so a run
+    that never ended is ordered by its checkpoint (:func:`checkpoint_text`).
     """
     out = console(markup=False)
     state = state or record.status
     out.print(line(("run ", "bold"), dash(record.run_id, "bold"), "  ", _identity(record), "  ", state_text(state)))
+    checkpoint = checkpoint_text(record, ordered)
     facts: list[tuple[str, object]] = [
         ("started", record.started_at),
         ("ended", record.ended_at),
+        *([("checkpoint", checkpoint)] if checkpoint is not None else []),
         ("duration", seconds(record.duration_seconds)),
         ("backend", record.backend),
         ("entry point", record.entry_point),

@@ -182,12 +182,21 @@ def _micros(array: pa.Array) -> pa.Array:
 
 
 def refuse_sub_microseconds(
-    input_name: str, file: str, leaves: Leaves, micros: pa.Table, filesystem: FileSystem | None = None
+    input_name: str,
+    file: str,
+    leaves: Leaves,
+    micros: pa.Table,
+    filesystem: FileSystem | None = None,
+    shown: str | None = None,
 ) -> None:
     """Raise EngineError naming the input, file, column and the value when an INT96 timestamp of ``file`` (on
     ``filesystem``, else local) holds a non-zero sub-microsecond part: read in microseconds (as Spark reads it)
     it is truncated, and two files differing only there would hash alike (docs/rows-v1.md section 5.3 refuses
     that). Spark writes whole microseconds: its files pass.
+
+    ``shown`` is the file as the user names it, in the error (default ``file``): a URL's file is ``file`` on its
+    store (``bucket/key``, or ``key`` alone), which names neither the scheme the user wrote (``s3a://``) nor, on
+    some stores, the bucket.
 
     ``micros`` holds the file's rows as the engine read them (at least its INT96 columns, in microseconds or a
     finer unit, any zone): only the INT96 columns are read once more, in nanoseconds. A value past 2262 wraps
@@ -200,11 +209,12 @@ def refuse_sub_microseconds(
 
     if not leaves:
         return
+    shown = file if shown is None else shown
     nanos = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="ns"))
     fragment = nanos.make_fragment(file, filesystem or pafs.LocalFileSystem())
     read = fragment.to_table(columns=list(leaves))  # names, not dotted paths: a top-level column each
     if read.num_rows != micros.num_rows:
-        raise EngineError(f"input {input_name!r}: {file} holds {read.num_rows} rows, but {micros.num_rows} were read")
+        raise EngineError(f"input {input_name!r}: {shown} holds {read.num_rows} rows, but {micros.num_rows} were read")
     for name, mine in leaves.items():
         ns_leaves = leaf_arrays(read.column(name).combine_chunks())
         us_leaves = leaf_arrays(micros.column(name).combine_chunks())
@@ -218,7 +228,7 @@ def refuse_sub_microseconds(
             text = f"{pa.array([us[row].as_py()], pa.int64()).cast(pa.timestamp('us')).cast(pa.string())[0]}"
             where = "" if children(read.schema.field(name).type) is None else " (inside it)"
             msg = (
-                f"input {input_name!r}: {file}: column {name!r} holds an INT96 timestamp{where} with a non-zero "
+                f"input {input_name!r}: {shown}: column {name!r} holds an INT96 timestamp{where} with a non-zero "
                 f"sub-microsecond part ({text}{finer[row].as_py():03d}Z): rows-v1 hashes microseconds "
                 "(docs/rows-v1.md section 5.3), and dropping the nanoseconds would make different instants hash "
                 "alike; write it in microseconds (Spark writes INT96 in whole microseconds)"

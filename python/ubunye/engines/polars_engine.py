@@ -163,35 +163,80 @@ def _delta_schema_json(table: DeltaTable | None) -> str | None:
         return None
 
 
-def _partitions_polars_misreads(table: DeltaTable | None, *, url: bool) -> bool:
-    """Whether polars' Delta reader would read the partition values of ``table`` otherwise than its log holds
-    them: it takes them from the folder names, so a partition column whose name holds ``=`` or ``/`` (read as
+def _partitions_polars_misreads(table: DeltaTable | None, *, url: bool) -> str | None:
+    """Why polars' Delta reader would read the partition values of ``table`` otherwise than its log holds them, or
+    None: it takes them from the folder names, so a partition column whose name holds ``=`` or ``/`` (read as
     null, or refused) or a value that is the text ``__HIVE_DEFAULT_PARTITION__`` (read as null) differs. Such
     tables (written by other tools; ubunye refuses to write them) are read through deltalake's own reader. So is a
     table at a URL (``url``) whose data files' log paths hold an escape (``%``: Spark's partition folder
     ``ts=2024-01-01 10%3A00%3A00``, logged as ``ts=2024-01-01%2010%253A00%253A00``): polars asks the store for
     the logged path escaped again without unescaping it first, another object ("not found", polars 1.x), where
-    deltalake (the pandas engine) and Spark read the file. False where deltalake could not open the table (polars'
+    deltalake (the pandas engine) and Spark read the file. None where deltalake could not open the table (polars'
     own reader then says why)."""
     if table is None:
-        return False
+        return None
     try:
         columns = list(table.metadata().partition_columns)
         if not columns:
-            return False
-        if any("=" in c or "/" in c for c in columns):
-            return True
+            return None
+        named = next((c for c in columns if "=" in c or "/" in c), None)
+        if named is not None:
+            return f"reads the partition column {named!r}, whose name holds '=' or '/', from its folder names wrongly"
         actions = pa.table(table.get_add_actions(flatten=True))
     except Exception:
-        return False
+        return None
     if url and any("%" in str(p) for p in actions.column("path").to_pylist()):
-        return True
+        return (
+            "is not used for a table at a URL whose data files' paths in its log hold '%' (it escapes them again "
+            "and asks the store for other objects; a copy of the table in a local folder reads on polars)"
+        )
     for column in columns:
         name = f"partition.{column}"
         if name in actions.column_names and pa.types.is_string(actions.column(name).type):
             if HIVE_NULL in actions.column(name).to_pylist():
-                return True
-    return False
+                return f"reads the partition value {HIVE_NULL!r} of column {column!r} as null"
+    return None
+
+
+def _through_deltalake(io: IOConfig, path: str, table: DeltaTable | None, why: str) -> pl.DataFrame:
+    """The rows of the Delta table at ``path`` read through deltalake (``read_table``, the pandas engine's
+    reader), for a table polars' own Delta reader misreads (``why``: what it does).
+
+    deltalake cannot read a negative decimal partition value with a fraction either; its refusal advises the
+    polars or Spark engine, which for this table would send the user from one reader that fails to the other.
+    Refused here first, naming both readers' reasons and the engine that reads it: Spark."""
+    _refuse_negative_fraction_partitions(io, path, table, why)
+    return _from_arrow(read_table(io, path))
+
+
+def _refuse_negative_fraction_partitions(io: IOConfig, path: str, table: DeltaTable | None, why: str) -> None:
+    """Raise EngineError when a decimal partition column of the Delta ``table`` (at ``path``, read for ``io``)
+    holds a negative value with a fraction, which deltalake cannot read (``NEGATIVE_DECIMAL_PARTITION``), and
+    polars' own reader misreads the table (``why``): only Spark reads it. Nothing is said where the table cannot
+    be looked at (``read_table``'s own checks then say what fails)."""
+    from ubunye.hashing.delta_files import NEGATIVE_DECIMAL_PARTITION, negative_fraction
+
+    if table is None:
+        return
+    try:
+        columns = list(table.metadata().partition_columns)
+        schema = pa.schema(table.schema().to_arrow())
+        decimals = [c for c in columns if pa.types.is_decimal(schema.field(c).type) and schema.field(c).type.scale]
+        if not decimals:
+            return
+        actions = pa.table(table.get_add_actions(flatten=True))
+    except Exception:
+        return
+    for column in decimals:
+        name = f"partition.{column}"
+        value = negative_fraction(actions.column(name)) if name in actions.column_names else None
+        if value is None:
+            continue
+        t = schema.field(column).type
+        msg = f"input {io.name!r} (Delta at {path}): partition column {column!r} (decimal({t.precision},{t.scale})) "
+        msg += f"holds a negative value with a fraction ({value}) in its Delta log, and {NEGATIVE_DECIMAL_PARTITION}; "
+        msg += f"polars' own Delta reader {why}: read the table with the Spark engine"
+        raise EngineError(msg)
 
 
 class _Store:
@@ -405,8 +450,8 @@ def _refuse_sub_microseconds(io: IOConfig, files: list[_ParquetFile], frame: pl.
     for file in files:
         if file.leaves:
             rows = frame.slice(first, file.footer.num_rows).select(list(file.leaves)).to_arrow()
-            # read again on its store (a URL's file is named there by its path on the store, as on pandas)
-            refuse_sub_microseconds(io.name, str(file.path), file.leaves, rows, file.store.filesystem)
+            # read again on its store (where a URL's file is its path on the store), named by its URL
+            refuse_sub_microseconds(io.name, str(file.path), file.leaves, rows, file.store.filesystem, file.shown)
         first += file.footer.num_rows
 
 
@@ -935,14 +980,19 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 refuse_char_columns(schema_json, f"input {io.name!r} (Delta at {path})")
                 if opened is not None:  # Spark's legacy hybrid calendar: polars would read other days
                     refuse_legacy_delta(opened, f"input {io.name!r} (Delta at {path})", io.storage_options or None)
-                if _partitions_polars_misreads(opened, url=local is None):
-                    return _from_arrow(read_table(io, path))  # deltalake's reader takes the values from the log
+                misread = _partitions_polars_misreads(opened, url=local is None)
+                if misread is not None:  # deltalake's reader takes the values from the log
+                    return _through_deltalake(io, path, opened, misread)
                 scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)
-                if _map_column(scan.collect_schema()) is not None:
-                    return _from_arrow(read_table(io, path))  # deltalake's Arrow keeps every map entry
+                column = _map_column(scan.collect_schema())
+                if column is not None:  # deltalake's Arrow keeps every map entry
+                    why = f"keeps one entry per map key (column {column!r})"
+                    return _through_deltalake(io, path, opened, why)
                 frame = scan.collect()
-                if _clamped_column(frame) is not None:  # an INT96 file's value outside 1677-2262 (see there)
-                    return _from_arrow(read_table(io, path))
+                column = _clamped_column(frame)
+                if column is not None:  # an INT96 file's value outside 1677-2262 (see there)
+                    why = f"reads an INT96 timestamp outside 1677-2262 as another instant (column {column!r})"
+                    return _through_deltalake(io, path, opened, why)
                 return frame
             return reread_after_swap(path, lambda: self._read_files(io, path))
         except EngineError:

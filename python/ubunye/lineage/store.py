@@ -5,9 +5,11 @@ setting says otherwise (:func:`records_location`: ``records=``, ``--records``, `
 folder (``/Volumes/...``, ``/dbfs/...``, ``file://``) or any URL fsspec opens (``s3://``, ``gs://``, ``abfs://``).
 
 In a local folder a record is written atomically (a temporary file in the same folder, then a rename), so a
-crash never leaves half a JSON file. Object stores have no rename: there every state of a run is its own
-write-once object, created whole by one PUT (create-only where the store supports it), and the final one has the
-record's name (docs/tasks-and-records.md, "Records in object stores")::
+crash never leaves half a JSON file; a write killed before its rename leaves its hidden temporary file, which the
+next final record written in that folder removes once it is a day old (:func:`remove_stale_temps`). Object
+stores have no rename: there every state of a run is its own write-once object, created whole by one PUT
+(create-only where the store supports it), and the final one has the record's name (docs/tasks-and-records.md,
+"Records in object stores")::
 
     <root>/<usecase>/<package>/<task>/.running/<run_id>/<sequence>.json   # start and checkpoints (running)
     <root>/<usecase>/<package>/<task>/<run_id>.json                        # the end: success or failed
@@ -81,6 +83,13 @@ _EARLIEST = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 #: The deepest nesting of objects and lists a record may have (a config nests at most 64 levels).
 MAX_DEPTH = 100
+#: How old (by its modification time) a temporary file of a record write must be before a later write removes it.
+#: A write creates it, writes a few kilobytes, syncs and renames it within a second; one a day old was left by a
+#: writer killed between its create and its rename (SIGKILL, out of memory, a lost machine), which nobody will
+#: ever rename. A day leaves room for a stopped process and for the clocks of machines sharing a disk.
+STALE_TEMP_SECONDS = 24 * 60 * 60
+#: The name :func:`create_temp` gives a record's temporary file: ``.<run_id>.<32 hex digits>.tmp``.
+_RECORD_TEMP = re.compile(r"^\.(?P<run_id>.+)\.[0-9a-f]{32}\.tmp$")
 
 
 @dataclass(frozen=True)
@@ -310,6 +319,8 @@ class RecordStore:
 
         In an object store, a running record becomes a new object under ``.running/<run_id>/`` each time and
         the final one (success or failed) ``<run_id>.json``, written once; the running objects are then deleted.
+        (A PUT creates an object whole: there is no temporary object.) In a local folder the final record's write
+        also removes the temporary files writes killed a day or more before left there (:func:`remove_stale_temps`).
 
         Raises:
             RecordError: the record is one :func:`load_record` would refuse (checked before anything is
@@ -332,6 +343,8 @@ class RecordStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        if record.status != "running":  # once a run, at its end: the folder is listed once, not at each checkpoint
+            remove_stale_temps(target.parent)
         return target
 
     def _write_remote(self, record: RunRecord, text: str, target: RecordURL) -> RecordURL:
@@ -991,6 +1004,53 @@ def create_temp(folder: Path, prefix: str) -> tuple[int, Path]:
     """
     path = folder / f"{prefix}{secrets.token_hex(16)}.tmp"  # 128 random bits: O_EXCL never meets another's name
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666), path
+
+
+def remove_stale_temps(folder: Path, now: float | None = None) -> list[Path]:
+    """Remove from the task folder ``folder`` the temporary files of record writes killed before their rename
+    (hidden, never read as records, but one a killed write, piling up in a store of hundreds of nightly jobs);
+    return the files removed.
+
+    Only regular files named as :func:`create_temp` names a record's (``.<run_id>.<32 hex digits>.tmp``, the run
+    id a plain name) and last modified :data:`STALE_TEMP_SECONDS` or more before ``now`` (default: this
+    machine's time) are removed: a write in progress has just written its file, and its name (128 random bits)
+    is never given again, so no live writer's file is ever removed. Anything else is left: other files, links,
+    folders. Not being able to list the folder or remove a file (another account's, a read-only mount) is no
+    error: the record is written, and the file stays for a later write.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> old = folder / f".r1.{'ab' * 16}.tmp"
+        >>> _ = old.write_text("{")
+        >>> os.utime(old, (0, 0))
+        >>> [p.name for p in remove_stale_temps(folder)], old.exists()
+        (['.r1.abababababababababababababababab.tmp'], False)
+    """
+    cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if _is_record_temp(e.name)]
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        path = folder / name
+        try:
+            info = path.lstat()
+            if not stat.S_ISREG(info.st_mode) or info.st_mtime > cutoff:
+                continue
+            path.unlink()
+        except OSError:  # gone already (another run's clean-up), or not ours to remove
+            continue
+        removed.append(path)
+    return removed
+
+
+def _is_record_temp(name: str) -> bool:
+    """Whether ``name`` is one :func:`create_temp` gives a record's temporary file (``.<run_id>.<hex>.tmp``)."""
+    found = _RECORD_TEMP.match(name)
+    return found is not None and unsafe_name(found.group("run_id")) is None
 
 
 def _readable(text: str, target: Path) -> None:
