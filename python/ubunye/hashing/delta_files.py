@@ -38,6 +38,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
+import importlib.util
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -648,9 +649,54 @@ def _refuse_negative_decimal_partitions(table: DeltaTable, what: str) -> None:
         if value is not None:
             t = schema.field(column).type
             msg = f"{what}: partition column {column!r} (decimal({t.precision},{t.scale})) holds a negative value "
-            msg += f"with a fraction ({value}) in its Delta log, and {NEGATIVE_DECIMAL_PARTITION}; read the table "
-            msg += "with the polars or Spark engine"
-            raise EngineError(msg)
+            msg += f"with a fraction ({value}) in its Delta log, and {NEGATIVE_DECIMAL_PARTITION}; "
+            raise EngineError(msg + _engines_reading(table))
+
+
+def _engines_reading(table: DeltaTable) -> str:
+    """The advice ending a refusal of ``table`` that deltalake cannot read: the engines that do. polars' own Delta
+    reader reads it, except where the polars engine hands the table to deltalake's reader itself, because its own
+    reader misreads it (``ubunye.engines.polars_engine``: partition values it takes from folder names, a URL whose
+    logged paths hold ``%``, a map column): then only Spark is named, with polars' reason. Spark alone is named
+    too where polars is not installed (the polars extra does not install on Python 3.10). Asked of the polars
+    engine's own checks, imported here only, so a pandas read imports polars only on its way to this refusal."""
+    if importlib.util.find_spec("polars") is None:
+        return "read the table with the Spark engine (the polars engine is not installed here)"
+    from ubunye.engines.polars_engine import _partitions_polars_misreads
+
+    why = _partitions_polars_misreads(table, url=_at_url(table)) or _polars_map_reason(table)
+    if why is None:
+        return "read the table with the polars or Spark engine"
+    return (
+        f"polars' own Delta reader {why}, so the polars engine reads it through deltalake too: read the table with "
+        "the Spark engine"
+    )
+
+
+def _at_url(table: DeltaTable) -> bool:
+    """Whether ``table`` is at a URL, not in a local folder (what polars' escaping of logged paths depends on)."""
+    from ubunye.engines.paths import local_path
+    from ubunye.exceptions import EngineError
+
+    try:
+        return local_path(table.table_uri) is None
+    except EngineError:  # a file:// URL deltalake would not give: taken as a URL, so Spark alone is named
+        return True
+
+
+def _polars_map_reason(table: DeltaTable) -> str | None:
+    """Why the polars engine reads ``table`` through deltalake for a map column (its own reader keeps one entry
+    per map key), as ``ubunye.engines.polars_engine`` says it; None without one, or where the schema is not
+    polars' (then its own reader says why it fails)."""
+    import polars as pl
+
+    from ubunye.engines.polars_engine import _map_column
+
+    try:
+        column = _map_column(pl.DataFrame(pa.schema(table.schema().to_arrow()).empty_table()).schema)
+    except Exception:
+        return None
+    return None if column is None else f"keeps one entry per map key (column {column!r})"
 
 
 def arrow_dataset(table: DeltaTable) -> ds.Dataset:

@@ -14,7 +14,10 @@ and, when it is profiled, one per key and bucket count of its per-file profile p
 Every save is a new object, written whole and never replaced (create-only on an object store; in a local folder a
 temporary file renamed into place), and the older ones of that table are then deleted: a reader takes the newest
 that it can trust. The record store's readers never see these files (its layout is ``usecase/package/task/*.json``
-and names starting with ``.`` are never run records).
+and names starting with ``.`` are never run records). A local save killed before its rename (SIGKILL, out of
+memory) leaves its hidden temporary file ``.<32 hex digits>.tmp``, never read; a later save into that folder
+removes those a day old or more (``ubunye.lineage.store.remove_stale_temps``), as a record's final write does those
+of killed record writes.
 
 Nothing read is trusted: a document that is not gzip, not JSON, of another format version, of another table or
 reader, whose checksum does not match its content, or with one malformed entry is not used (:meth:`load` raises,
@@ -46,6 +49,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import time
 import uuid
@@ -58,7 +62,7 @@ from urllib.parse import unquote, urlsplit
 import ubunye
 from ubunye.exceptions import RecordError
 from ubunye.hashing.delta_files import FileProfiles, FileSums
-from ubunye.lineage.store import create_temp
+from ubunye.lineage.store import create_temp, remove_stale_temps
 
 if TYPE_CHECKING:
     from ubunye.lineage.remote import RemoteFiles
@@ -81,6 +85,8 @@ _PART_GRACE = 600.0
 _MASK = (1 << 64) - 1
 _SEQUENCE_LOCK = threading.Lock()
 _last_sequence = 0
+#: The name ``create_temp(folder, ".")`` gives the temporary file of a document or part being written.
+_CACHE_TEMP = re.compile(r"^\.[0-9a-f]{32}\.tmp$")
 
 
 class FileSumsCache:
@@ -262,6 +268,7 @@ class FileSumsCache:
         for name, data in parts.items():
             if name not in there:
                 self._put(parts_folder, name, data)
+        self._remove_stale_temps(parts_folder)
         named = self._named_parts(folder)
         if named is None:  # a document that could not be read may name any part: none is deleted this time
             return
@@ -323,6 +330,14 @@ class FileSumsCache:
         self._put(folder, _next_name(), data)
         for old in older:  # only once the new one is there: a reader takes the newest it can trust
             self._delete(folder, old)
+        self._remove_stale_temps(folder)
+
+    def _remove_stale_temps(self, folder: str) -> None:
+        """Remove from ``folder`` the temporary files of saves killed before their rename, a day old or more (only
+        regular files of our temporary names; what cannot be removed stays: see ``remove_stale_temps``). A save in
+        progress has just written its own. An object store has none: a PUT creates its object whole."""
+        if self._local is not None:
+            remove_stale_temps(self._local / folder, named=_is_cache_temp)
 
     def _put(self, folder: str, name: str, data: bytes) -> None:
         """Write one object whole: create-only on an object store, a temporary file renamed into place here."""
@@ -355,6 +370,11 @@ class FileSumsCache:
             (self._local / folder / name).unlink(missing_ok=True)
         except OSError as exc:  # an old document left behind costs space only: the newest is read first
             log.warning("%s: could not delete old cached sums: %s", self._local / folder / name, exc)
+
+
+def _is_cache_temp(name: str) -> bool:
+    """Whether ``name`` is one ``create_temp`` gives a document's or part's temporary file (``.<32 hex>.tmp``)."""
+    return _CACHE_TEMP.match(name) is not None
 
 
 def _next_name() -> str:

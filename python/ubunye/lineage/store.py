@@ -1006,17 +1006,20 @@ def create_temp(folder: Path, prefix: str) -> tuple[int, Path]:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666), path
 
 
-def remove_stale_temps(folder: Path, now: float | None = None) -> list[Path]:
+def remove_stale_temps(
+    folder: Path, now: float | None = None, *, named: Callable[[str], bool] | None = None
+) -> list[Path]:
     """Remove from the task folder ``folder`` the temporary files of record writes killed before their rename
     (hidden, never read as records, but one a killed write, piling up in a store of hundreds of nightly jobs);
-    return the files removed.
+    return the files removed. ``named`` says which names are such files, for a writer naming its temporary files
+    otherwise (the cache of per-file sums, ``ubunye.lineage.file_sums``); by default a record's.
 
     Only regular files named as :func:`create_temp` names a record's (``.<run_id>.<32 hex digits>.tmp``, the run
-    id a plain name) and last modified :data:`STALE_TEMP_SECONDS` or more before ``now`` (default: this
-    machine's time) are removed: a write in progress has just written its file, and its name (128 random bits)
-    is never given again, so no live writer's file is ever removed. Anything else is left: other files, links,
-    folders. Not being able to list the folder or remove a file (another account's, a read-only mount) is no
-    error: the record is written, and the file stays for a later write.
+    id a plain name), or as ``named`` says, and last modified :data:`STALE_TEMP_SECONDS` or more before ``now``
+    (default: this machine's time) are removed: a write in progress has just written its file, and its name (128
+    random bits) is never given again, so no live writer's file is ever removed. Anything else is left: other
+    files, links, folders. Not being able to list the folder or remove a file (another account's, a read-only
+    mount) is no error: the record is written, and the file stays for a later write.
 
     Example:
         >>> import tempfile
@@ -1028,9 +1031,10 @@ def remove_stale_temps(folder: Path, now: float | None = None) -> list[Path]:
         (['.r1.abababababababababababababababab.tmp'], False)
     """
     cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    ours = _is_record_temp if named is None else named
     try:
         with os.scandir(folder) as entries:
-            names = [e.name for e in entries if _is_record_temp(e.name)]
+            names = [e.name for e in entries if ours(e.name)]
     except OSError:
         return []
     removed = []
