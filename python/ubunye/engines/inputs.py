@@ -6,10 +6,13 @@
   ``.ndjson``; text may add ``.gz``, ``.bz2`` or ``.zst``), else an error names the file: a README or a ``.csv``
   in a parquet folder is not read as data, nor silently left out.
 - A folder inside must be a partition (``name=value``) or hidden, else an error names it.
-- An empty csv or json file, or a csv of a header alone (Spark writes one per task without rows), holds no rows and
-  is left out; a compressed one is judged by its text (a bounded prefix of it decompressed).
+- An empty csv or json file, a csv of a header alone (Spark writes one per task without rows) or of line breaks
+  alone, or a json file of whitespace alone (Spark reads no rows from blank lines) holds no rows and is left out; a
+  compressed one is judged by its text (a bounded prefix of it decompressed).
 - A folder with no data files is an error naming the input and the folder, unless the input says
-  ``allow_empty: true`` (then the engine returns an empty table: no columns, as no schema is declared).
+  ``allow_empty: true`` (then the engine returns an empty table: no columns, as no schema is declared). So is a
+  single file holding nothing (empty, line breaks or whitespace alone: no header either); a csv file of a header
+  alone is read, as a table of its columns (text, as Spark and polars type them) without rows.
 - csv and json text must be UTF-8: an error names the file, the byte offset and the line of the first bad byte.
 - The files of one input must be alike (:func:`check_alike`, called by the pandas and polars readers): the same
   partition folders above each, the same column names in each (nested fields too: :func:`column_paths`).
@@ -73,13 +76,18 @@ def data_files(io: IOConfig, path: str) -> list[Path] | None:
         raise EngineError(msg)
     if not root.is_file() and not root.is_dir():  # a fifo would block the reader, a device is no data file
         raise EngineError(f"input {io.name!r}: {root} is not a regular file or a folder")
-    files = [root] if root.is_file() else _listing(io, root, root)
-    if not files and not io.allow_empty:
-        msg = (
-            f"input {io.name!r}: the folder {root} holds no {io.format} data files (hidden files such as "
-            "_SUCCESS and .crc do not count); set allow_empty: true to read it as an empty table"
-        )
-        raise EngineError(msg)
+    if root.is_file():
+        rowless = io.format in ("csv", "json")
+        if rowless and _holds_nothing(io, root.name, root.stat().st_size, root.read_bytes, str(root)):
+            if not io.allow_empty:
+                raise EngineError(_nothing_in_file(io, str(root)))
+            return []
+        files = [root]
+    else:
+        left_out: list[Path] = []
+        files = _listing(io, root, root, left_out)
+        if not files and not io.allow_empty:
+            raise EngineError(_no_data_files(io, str(root), len(left_out)))
     if io.format in ("csv", "json"):
         for file in files:
             check_utf8(io, file)
@@ -215,7 +223,8 @@ def listing(io: IOConfig, root: Path) -> list[Path]:
     return _listing(io, root, root)
 
 
-def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
+def _listing(io: IOConfig, root: Path, folder: Path, left_out: list[Path] | None = None) -> list[Path]:
+    """The data files under ``folder``; those holding no rows are left out (and added to ``left_out``)."""
     found: list[Path] = []
     with os.scandir(folder) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
@@ -229,7 +238,7 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
                         "a partition (name=value): move it out, or hide it with a leading _ or ."
                     )
                     raise EngineError(msg)
-                found.extend(_listing(io, root, here))
+                found.extend(_listing(io, root, here, left_out))
             elif _is_data_file(io.format or "", entry.name):
                 if not entry.is_file():  # a fifo hangs a reader, and its size of 0 read as an empty file
                     msg = f"input {io.name!r}: {here} is not a regular file: move it out of {root}"
@@ -238,6 +247,8 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
                 # task); readers fail on it, or take its columns as typeless
                 size = entry.stat().st_size
                 if io.format in ("csv", "json") and _holds_no_rows(io, entry.name, size, here.read_bytes, str(here)):
+                    if left_out is not None:
+                        left_out.append(here)
                     continue
                 found.append(here)
             else:
@@ -250,16 +261,22 @@ def _listing(io: IOConfig, root: Path, folder: Path) -> list[Path]:
     return found
 
 
-#: The longest csv file looked at for a header alone (its text, decompressed when compressed): a longer one is read.
+#: The longest csv or json file looked at for a header or whitespace alone (its text, decompressed when compressed):
+#: a longer one is read.
 _HEADER_LIMIT = 65_536
 #: The largest compressed file decompressed to see whether it holds rows. A text of _HEADER_LIMIT bytes compresses
 #: to less on every codec (stored blocks add a few bytes a block); a larger file is read as data, as a longer text.
 _COMPRESSED_LIMIT = 2 * _HEADER_LIMIT
+#: What JSON takes for whitespace (RFC 8259): a file of these alone is blank lines, which Spark reads as no rows.
+#: Other bytes (a form feed) are no JSON: Spark refuses them, and so do pyarrow and polars.
+_JSON_BLANK = b" \t\r\n"
 
 
 def _holds_no_rows(io: IOConfig, name: str, size: int, read: Callable[[], bytes], shown: str) -> bool:
-    """Whether the csv or json file ``name`` of ``size`` bytes holds no rows: empty, or (csv) one line alone, the
-    header Spark writes for a task without rows. ``read()``: the file's bytes, read only for a small file.
+    """Whether the csv or json file ``name`` of ``size`` bytes holds no rows: empty; (csv) one line alone, the
+    header Spark writes for a task without rows, or line breaks alone; (json) whitespace alone, blank lines Spark
+    reads as no rows (pandas read such a file as one without columns, polars failed to infer a type, naming the
+    folder). ``read()``: the file's bytes, read only for a small file.
 
     A compressed file (:data:`COMPRESSION`) is judged by its text, as the same file uncompressed: a header alone
     in ``b.csv.gz`` was read as a file, its column typeless (polars read it as text, pyarrow took the other files'
@@ -267,22 +284,94 @@ def _holds_no_rows(io: IOConfig, name: str, size: int, read: Callable[[], bytes]
     which decide (a small file may decompress to gigabytes); one that does not decompress is refused, naming
     ``shown``.
     """
+    text = _rowless_text(io, name, size, read, shown)
+    return text is not None and _no_rows_in(io, text)
+
+
+def _holds_nothing(io: IOConfig, name: str, size: int, read: Callable[[], bytes], shown: str) -> bool:
+    """Whether the csv or json file ``name`` holds no rows and no header either: empty, line breaks or (json)
+    whitespace alone. Read alone, such a file is an input without data, as a folder without data files is: Spark
+    read it as a table of no columns, pandas and polars failed on it."""
+    text = _rowless_text(io, name, size, read, shown)
+    return text is not None and _nothing_in(io, text)
+
+
+def _no_rows_in(io: IOConfig, text: bytes) -> bool:
+    """Whether the whole text of a csv or json file holds no rows (:func:`_holds_no_rows`)."""
+    if io.format == "json":
+        return not text.strip(_JSON_BLANK)
+    text = text.rstrip(b"\r\n")
+    return b"\n" not in text and b"\r" not in text
+
+
+def _nothing_in(io: IOConfig, text: bytes) -> bool:
+    """Whether the whole text of a csv or json file holds no rows and no header (:func:`_holds_nothing`)."""
+    return not text.strip(_JSON_BLANK if io.format == "json" else b"\r\n")
+
+
+def _rowless_text(io: IOConfig, name: str, size: int, read: Callable[[], bytes], shown: str) -> bytes | None:
+    """The whole text of the csv or json file ``name`` (decompressed when compressed) when it is short enough to
+    hold no rows (at most ``_HEADER_LIMIT`` bytes), else None: a longer file is read as data."""
     if size == 0:
-        return True
-    limit = _HEADER_LIMIT if io.format == "csv" else 0  # a json file holds no rows only when empty
+        return b""
     codec = COMPRESSION.get(Path(name).suffix.lower())
     if codec is not None:
         if size > _COMPRESSED_LIMIT:
-            return False
-        text = _decompressed(io, read(), codec, limit + 1, shown)
-    elif io.format == "csv" and size <= _HEADER_LIMIT:
+            return None
+        text = _decompressed(io, read(), codec, _HEADER_LIMIT + 1, shown)
+    elif size <= _HEADER_LIMIT:
         text = read()
     else:
-        return False
-    if len(text) > limit:
-        return False
-    text = text.rstrip(b"\r\n")
-    return b"\n" not in text and b"\r" not in text
+        return None
+    return text if len(text) <= _HEADER_LIMIT else None
+
+
+def header_alone(
+    io: IOConfig, file: Path | str, *, filesystem: pafs.FileSystem | None = None, shown: str | None = None
+) -> bytes | None:
+    """The text (decompressed when compressed) of the csv ``file`` (on ``filesystem``, else local; named in errors
+    as ``shown``) when it is a header alone, the file Spark writes for a task without rows; else None.
+
+    Example:
+        >>> import tempfile
+        >>> from ubunye.config import IOConfig
+        >>> f = Path(tempfile.mkdtemp()) / "p.csv"
+        >>> _ = f.write_bytes(b"a,b\\n")
+        >>> header_alone(IOConfig("i", format="csv"), f)
+        b'a,b\\n'
+    """
+    if io.format != "csv":
+        return None
+    if filesystem is None:
+        local = Path(file)
+        size, read = local.stat().st_size, local.read_bytes
+    else:
+        size = filesystem.get_file_info(str(file)).size or 0
+        read = functools.partial(_remote_bytes, filesystem, str(file))
+    text = _rowless_text(io, str(file), size, read, shown or str(file))
+    if text is None or not _no_rows_in(io, text) or _nothing_in(io, text):
+        return None
+    return text
+
+
+def _nothing_in_file(io: IOConfig, shown: str) -> str:
+    what = "whitespace" if io.format == "json" else "line breaks"
+    return (
+        f"input {io.name!r}: the {io.format} file {shown} holds no rows and no columns (it is empty, or {what} "
+        "alone); set allow_empty: true to read it as an empty table"
+    )
+
+
+def _no_data_files(io: IOConfig, shown: str, left_out: int) -> str:
+    rowless = ""
+    if left_out:
+        what = "a header alone" if io.format == "csv" else "whitespace alone"
+        rowless = f"; {left_out} {io.format} file{'s' if left_out > 1 else ''} holding no rows (empty, or {what}) "
+        rowless += "left out"
+    return (
+        f"input {io.name!r}: the folder {shown} holds no {io.format} data files (hidden files such as "
+        f"_SUCCESS and .crc do not count{rowless}); set allow_empty: true to read it as an empty table"
+    )
 
 
 def _decompressed(io: IOConfig, data: bytes, codec: str, limit: int, shown: str) -> bytes:
@@ -319,10 +408,16 @@ def remote_files(io: IOConfig, filesystem: pafs.FileSystem, root: str, url: str)
     if info.type == FileType.NotFound:
         raise FileNotFoundError(url)
     if info.type != FileType.Directory:
+        read = functools.partial(_remote_bytes, filesystem, root)
+        if io.format in ("csv", "json") and _holds_nothing(io, root, info.size or 0, read, url):
+            if not io.allow_empty:
+                raise EngineError(_nothing_in_file(io, url))
+            return []
         return [root]
     base, shown = root.rstrip("/"), url.rstrip("/")
     entries = filesystem.get_file_info(FileSelector(base, recursive=True))
     found: list[str] = []
+    left_out = 0
     skip = len(base) + 1 if base else 0  # a filesystem rooted at the bucket: its root folder is ""
     # sorted as _listing walks a folder: by each level's name, so the first file is the same file
     for entry in sorted(entries, key=lambda e: e.path[skip:].split("/")):
@@ -340,6 +435,7 @@ def remote_files(io: IOConfig, filesystem: pafs.FileSystem, root: str, url: str)
         elif _is_data_file(io.format or "", parts[-1]):
             read = functools.partial(_remote_bytes, filesystem, entry.path)
             if io.format in ("csv", "json") and _holds_no_rows(io, parts[-1], entry.size or 0, read, here):
+                left_out += 1
                 continue
             found.append(entry.path)
         else:
@@ -349,11 +445,7 @@ def remote_files(io: IOConfig, filesystem: pafs.FileSystem, root: str, url: str)
             )
             raise EngineError(msg)
     if not found and not io.allow_empty:
-        msg = (
-            f"input {io.name!r}: the folder {url} holds no {io.format} data files (hidden files such as "
-            "_SUCCESS and .crc do not count); set allow_empty: true to read it as an empty table"
-        )
-        raise EngineError(msg)
+        raise EngineError(_no_data_files(io, url, left_out))
     return found
 
 
@@ -549,6 +641,7 @@ __all__ = [
     "csv_header",
     "data_files",
     "has_partitions",
+    "header_alone",
     "listing",
     "open_text",
     "partition_difference",

@@ -37,6 +37,7 @@ from ubunye.engines.inputs import (
     check_utf8,
     column_paths,
     data_files,
+    header_alone,
     refuse_compression,
     refuse_spark_only_types,
     remote_files,
@@ -214,11 +215,37 @@ def _table(io: IOConfig, sources: str | list[str], whole: pa.Schema | None, **pa
 
     table = scan()
     suspects = _nanosecond_columns(table) if io.format == "csv" and _csv_wraps_nanoseconds() else []
-    if not suspects:
+    if suspects:
+        written = scan(tuple(suspects), suspects)  # the same files, those columns as their text
+        wrapped = tuple(n for n in suspects if not _within_nanoseconds(written.column(n), table.schema.field(n).type))
+        table = scan(wrapped) if wrapped else table
+    return _valueless_as_text(table) if io.format == "csv" else table
+
+
+def _valueless_as_text(table: pa.Table) -> pa.Table:
+    """``table`` (csv read) with each column pyarrow typed null (no value in any row: a header alone, or an empty
+    field in every row) as text, as Spark (inferSchema) and polars type it; rows-v1 refused the null type, so the
+    same file hashed on Spark and polars and not on pandas. Its values are all null either way.
+
+    Example:
+        >>> _valueless_as_text(pa.table({"x": pa.array([None], pa.null()), "n": [1]})).schema.types
+        [DataType(string), DataType(int64)]
+    """
+    if not any(pa.types.is_null(f.type) for f in table.schema):
         return table
-    written = scan(tuple(suspects), suspects)  # the same files, those columns as their text
-    wrapped = tuple(n for n in suspects if not _within_nanoseconds(written.column(n), table.schema.field(n).type))
-    return scan(wrapped) if wrapped else table
+    return table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in table.schema]))
+
+
+def _header_table(io: IOConfig, text: bytes) -> pa.Table:
+    """The table of a csv file whose ``text`` is a header alone: its columns, as text (:func:`_valueless_as_text`),
+    without rows. pyarrow reads the header as it reads any (the separator, quotes, a byte order mark), ended by a
+    line break it needs (a header without one failed: "Empty CSV file or block"), where Spark reads its columns."""
+    import io as bytes_io
+
+    import pyarrow.csv as pcsv
+
+    read = pcsv.read_csv(bytes_io.BytesIO(text.rstrip(b"\r\n") + b"\n"), parse_options=csv_parse_options(io))
+    return _valueless_as_text(read)
 
 
 def _parquet_table(io: IOConfig, dataset: ds.Dataset) -> pa.Table:
@@ -608,6 +635,12 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         """The listed ``files`` under ``root`` (on ``filesystem``, else local; named in errors as ``shown`` names
         them), checked alike and read with their partition columns typed as Spark types them."""
         refuse_compression(io, files, "pyarrow's dataset reader", (".zst",))
+        if len(files) == 1:  # a folder's csv file of a header alone is left out (inputs.py): this is a file's input
+            text = header_alone(io, files[0], filesystem=filesystem, shown=shown(files[0]))
+            if text is not None:
+                if filesystem is not None:  # pyarrow reads a header that is not UTF-8 without a word; a local one
+                    check_utf8(io, files[0], filesystem=filesystem, shown=shown(files[0]))  # is checked already
+                return _header_table(io, text)
         schemas = functools.cache(lambda file: _schema_of(io, file, filesystem))
         check_alike(io, files, root, lambda file: column_paths(schemas(file)), shown=shown)
         refuse_overlap(io.name, schemas(files[0]).names if files else [], files, root)
