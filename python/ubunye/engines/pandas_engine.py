@@ -195,17 +195,23 @@ def _json_table(
     return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def _table(io: IOConfig, sources: str | list[str], whole: pa.Schema | None, **partitions: object) -> pa.Table:
+def _table(
+    io: IOConfig,
+    sources: str | list[str],
+    whole: pa.Schema | None,
+    shown: Callable[[str], str] = str,
+    **partitions: object,
+) -> pa.Table:
     """Every row of ``io``'s files (json with the schema ``whole``: :func:`_json_table`) in blocks large enough for
     its longest row; a csv column this pyarrow read as wrapped nanosecond timestamps is read as its text instead,
     as newer pyarrow reads it (docs/rows-v1.md section 5.3: never a wrapped instant); a parquet INT96 timestamp as
-    an instant in UTC (:func:`_parquet_table`)."""
+    an instant in UTC (:func:`_parquet_table`, its refusals naming a file as ``shown`` names it)."""
     import pyarrow.dataset as ds
 
     if io.format == "json":
         return larger_blocks(lambda size: _json_table(io, sources, whole, size, **partitions))[0]
     if io.format == "parquet":
-        return _parquet_table(io, ds.dataset(sources, format=_file_format(io), **partitions))
+        return _parquet_table(io, ds.dataset(sources, format=_file_format(io), **partitions), shown)
 
     def scan(texts: tuple[str, ...] = (), columns: list[str] | None = None) -> pa.Table:
         def read(size: int | None) -> pa.Table:
@@ -248,21 +254,22 @@ def _header_table(io: IOConfig, text: bytes) -> pa.Table:
     return _valueless_as_text(read)
 
 
-def _parquet_table(io: IOConfig, dataset: ds.Dataset) -> pa.Table:
+def _parquet_table(io: IOConfig, dataset: ds.Dataset, shown: Callable[[str], str] = str) -> pa.Table:
     """Every row of the parquet ``dataset``, its INT96 timestamps instants in UTC (ubunye.engines.int96): a folder
     holding a column as INT96 in one file and without zone in another is refused, and so is an INT96 value with
-    nanoseconds, checked against the microseconds read here (the scan keeps the files' order)."""
+    nanoseconds, checked against the microseconds read here (the scan keeps the files' order). A file is named as
+    ``shown`` names it: a URL's file by its URL, where its path on the store lacks the scheme (``bucket/key``)."""
     fragments = list(dataset.get_fragments())
     footers = [(fragment.path, fragment.metadata) for fragment in fragments]  # each footer read once
     leaves = [int96_leaves(footer, path) for path, footer in footers]
     if not any(leaves):
         return dataset.to_table()
-    refuse_mixed(io.name, footers)
+    refuse_mixed(io.name, [(shown(path), footer) for path, footer in footers])
     table, first = dataset.to_table(), 0
     for (path, footer), mine in zip(footers, leaves, strict=True):
         if mine:
             rows = table.slice(first, footer.num_rows).select(list(mine))
-            refuse_sub_microseconds(io.name, path, mine, rows, dataset.filesystem)
+            refuse_sub_microseconds(io.name, path, mine, rows, dataset.filesystem, shown(path))
         first += footer.num_rows
     return table.cast(as_instants(table.schema, *leaves))
 
@@ -662,7 +669,7 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
         hive = text_partitioning(files, root)
         on: dict[str, Any] = {} if filesystem is None else {"filesystem": filesystem}
         sources = [str(f) for f in files]
-        table = _table(io, sources, whole, **on, **hive)
+        table = _table(io, sources, whole, shown, **on, **hive)
         if io.format in ("csv", "json"):
             if filesystem is not None and _bad_text(table):  # checked before the read locally (data_files)
                 for file in files:
