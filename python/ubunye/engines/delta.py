@@ -41,6 +41,7 @@ import logging
 import os
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -190,13 +191,32 @@ def _new_local_folder(path: str) -> Path | None:
     return None if folder is None or os.path.lexists(folder) else folder
 
 
-# The names deltalake gives a write's data files (part-00000-<uuid>-c000.snappy.parquet), and object_store's name
-# for one still being written (the same with "#1" after it), in the table folder or its partition folders. Spark
-# names its part files alike: a name alone does not tell whose a file is (:func:`_written_here`).
-_DATA_FILE = re.compile(r"part-\d+-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}-c\d+(?:\.\w+)?\.parquet(?:#\d+)?")
+# The names deltalake gives a write's data files (part-00000-<uuid>-c000.snappy.parquet), in the table folder or its
+# partition folders. Spark names its part files alike: a name alone does not tell whose a file is
+# (:func:`_written_here`).
+_DATA_FILE = re.compile(r"part-\d+-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}-c\d+(?:\.\w+)?\.parquet")
+
+# object_store's name for a file still being written (its name and "#1"): deltalake writes its data files so, and
+# removes them itself when its write aborts (or renames them once complete). Never removed here: waited for
+# (:func:`_settle`), as one may be another writer's.
+_IN_PROGRESS = re.compile(r".+#\d+")
 
 #: How deltalake's Parquet writer signs a data file's footer (``created_by``: "delta-rs version py-1.6.6").
 _DELTALAKE_WRITER = "delta-rs version "
+
+#: Below this many bytes of Arrow data, deltalake has put no file on disk when its write aborts: its writer keeps a
+#: file's Parquet bytes in memory until they fill one upload part (5 MB at least, ``DELTARS_UPLOAD_PART_SIZE``) or
+#: the write ends. A fifth of a part: Parquet's own overheads (page statistics repeating a long value) stay within
+#: that margin.
+_HELD_IN_MEMORY = 1 << 20
+
+#: How long the table folder must stay unchanged, with no in-progress file in it, for deltalake's aborted write to
+#: count as finished (:func:`_settle`), and how long it is waited for at most, in seconds. deltalake returns its
+#: failure while its aborted tasks still run on their own threads: measured (deltalake 1.6.6, a loaded machine),
+#: they created in-progress files and their partition folders up to 0.7 s after it returned, and removed the files
+#: up to 2.5 s after.
+_SETTLE_QUIET = 1.0
+_SETTLE_LIMIT = 60.0
 
 
 def _remove_uncommitted(folder: Path, io: IOConfig, table: pa.Table) -> None:
@@ -211,22 +231,95 @@ def _remove_uncommitted(folder: Path, io: IOConfig, table: pa.Table) -> None:
     part file, named as deltalake names its own: the output's lock keeps out other ubunye runs only) is kept, with
     the folders holding it, and a warning names it: nothing of it is lost. A ``_delta_log`` holding anything (a
     commit, or another writer's) keeps the whole folder as it is. The folders deltalake created above ``folder``
-    (its path's missing parents) are left."""
+    (its path's missing parents) are left.
+
+    deltalake's aborted tasks go on after it raised: they make and remove its in-progress files (``#1``) and the
+    partition folders holding them. For a table large enough to have reached the disk, the cleanup waits until they
+    are done (:func:`_settle`), and looks again once more after a quiet while: the folders they made after the
+    first look were left, empty, and the next write took the folder for an existing table."""
+    held = table.get_total_buffer_size() < _HELD_IN_MEMORY
+    kept = _clean(folder, io, table, settle=not held)
+    if not held:
+        after = _entries(folder)
+        _settle(folder)
+        if _entries(folder) != after:  # made by deltalake after the first look
+            kept = _clean(folder, io, table, settle=False)
+    if kept:
+        staged = [p for p in kept if _IN_PROGRESS.fullmatch(p.name)]
+        others = [p for p in kept if p not in staged]
+        msg = "output %r: the failed first write's own files are removed from %s; kept, as it did not write them: %s"
+        if others:
+            log.warning(msg, io.name, folder, _shown(others))
+        if staged:
+            msg = "output %r: the failed first write's own files are removed from %s; kept, still being written "
+            msg += "when its cleanup ended (object_store's in-progress name: another writer's, or one deltalake did "
+            msg += "not remove): %s"
+            log.warning(msg, io.name, folder, _shown(staged))
+
+
+def _shown(paths: list[Path]) -> str:
+    return ", ".join(str(p) for p in paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+
+
+def _clean(folder: Path, io: IOConfig, table: pa.Table, *, settle: bool) -> list[Path]:
+    """One pass of :func:`_remove_uncommitted` (after :func:`_settle` when ``settle``): the paths kept."""
+    if settle:
+        _settle(folder)
     log_dir = folder / "_delta_log"
     sent = [name for name in table.schema.names if name not in io.partition_by]  # partition values are in folders
     try:
         if folder.is_symlink() or not folder.is_dir() or log_dir.is_symlink():
-            return
+            return []
         if os.path.lexists(log_dir) and (not log_dir.is_dir() or any(log_dir.iterdir())):
-            return
-        kept = _remove_written(folder, top=True, columns=sent, rows=table.num_rows)
+            return []
+        return _remove_written(folder, top=True, columns=sent, rows=table.num_rows)
     except OSError as exc:  # the write's own failure is what the run reports
         log.warning("output %r: could not remove %s, left by the failed first write: %s", io.name, folder, exc)
-        return
-    if kept:
-        shown = ", ".join(str(p) for p in kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
-        msg = "output %r: the failed first write's own files are removed from %s; kept, as it did not write them: %s"
-        log.warning(msg, io.name, folder, shown)
+        return []
+
+
+def _entries(folder: Path) -> frozenset[tuple[str, int]] | None:
+    """What is in ``folder`` and below (no symlink followed): each entry's path under it and its size (-1 for a
+    folder); None when ``folder`` is not there. An entry removed while it is looked at is left out."""
+    if not os.path.lexists(folder):
+        return None
+    found: set[tuple[str, int]] = set()
+    todo: list[str | Path] = [folder]
+    while todo:
+        here = todo.pop()
+        try:
+            with os.scandir(here) as scan:
+                entries = list(scan)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            name = os.path.relpath(entry.path, folder)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    found.add((name, -1))
+                    todo.append(entry.path)
+                else:
+                    found.add((name, entry.stat(follow_symlinks=False).st_size))
+            except FileNotFoundError:
+                continue
+    return frozenset(found)
+
+
+def _settle(folder: Path) -> None:
+    """Wait until deltalake's aborted write has stopped changing ``folder``: no in-progress file (``#1``) in it,
+    and nothing in it changed for :data:`_SETTLE_QUIET` seconds; :data:`_SETTLE_LIMIT` seconds at most (what is
+    then still in progress is kept, and named)."""
+    start = time.monotonic()
+    last, since = _entries(folder), start
+    while time.monotonic() - start < _SETTLE_LIMIT:
+        time.sleep(0.05)
+        now = _entries(folder)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= _SETTLE_QUIET and not any(
+            _IN_PROGRESS.fullmatch(os.path.basename(name)) for name, _ in now or ()
+        ):
+            return
 
 
 def _written_here(path: Path, columns: list[str], rows: int) -> bool:
@@ -251,10 +344,14 @@ def _written_here(path: Path, columns: list[str], rows: int) -> bool:
 def _remove_written(folder: Path, top: bool, columns: list[str], rows: int) -> list[Path]:
     """Remove the failed write's data files (:func:`_written_here`) from ``folder`` and its partition folders (and
     an empty ``_delta_log`` when ``top``), then ``folder`` if nothing else is in it; the paths of what is not the
-    write's, kept with the folders holding them (a folder not named ``name=value`` is kept whole, unread)."""
+    write's, kept with the folders holding them (a folder not named ``name=value`` is kept whole, unread). What
+    goes away while it is looked at (deltalake removing its in-progress file) is gone, not kept."""
     kept: list[Path] = []
-    with os.scandir(folder) as scan:
-        entries = list(scan)
+    try:
+        with os.scandir(folder) as scan:
+            entries = list(scan)
+    except FileNotFoundError:
+        return []
     for entry in entries:
         path = folder / entry.name
         if top and entry.name == "_delta_log" and entry.is_dir(follow_symlinks=False):
@@ -262,8 +359,8 @@ def _remove_written(folder: Path, top: bool, columns: list[str], rows: int) -> l
         elif "=" in entry.name and entry.is_dir(follow_symlinks=False):
             kept += _remove_written(path, top=False, columns=columns, rows=rows)
         elif entry.is_file(follow_symlinks=False) and _written_here(path, columns, rows):
-            path.unlink()
-        else:
+            path.unlink(missing_ok=True)
+        elif os.path.lexists(path):
             kept.append(path)
     return kept or _remove_empty(folder)
 

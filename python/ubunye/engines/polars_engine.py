@@ -163,6 +163,28 @@ def _delta_schema_json(table: DeltaTable | None) -> str | None:
         return None
 
 
+def _root_polars_misreads(table: DeltaTable | None, local: Path | None) -> str | None:
+    """Why polars' Delta reader cannot read the local Delta ``table`` (at ``local``), or None: where a folder of
+    its path holds a character a URL escapes (a space, ``#``, a non-ASCII letter), deltalake's URI of the table
+    escapes it (``file:///d/t%20x/``) and polars asks for the data files by that escaped path, which names no file
+    ("No such file or directory", polars 2.1 with deltalake 1.6.6), where deltalake's reader (the pandas engine's)
+    reads the table. None for a URL, or where deltalake could not open the table (polars' own reader says why).
+
+    Example:
+        >>> _root_polars_misreads(None, Path("/d/t x")) is None
+        True
+    """
+    if table is None or local is None:
+        return None
+    try:
+        uri = str(table.table_uri)
+    except Exception:
+        return None
+    if "%" not in uri:
+        return None
+    return f"asks for its data files by the escaped path of its folder ({uri}), which names no file"
+
+
 def _partitions_polars_misreads(table: DeltaTable | None, *, url: bool) -> str | None:
     """Why polars' Delta reader would read the partition values of ``table`` otherwise than its log holds them, or
     None: it takes them from the folder names, so a partition column whose name holds ``=`` or ``/`` (read as
@@ -286,29 +308,47 @@ class _Store:
 _LOCAL = _Store()
 
 
+def _literal_parts(url: str) -> tuple[str, str, str]:
+    """The scheme, the bucket (authority) and the path of ``url``, the path as written: its ``%20`` is the three
+    characters, and a ``?`` or ``#`` is part of it. polars reads a URL's key so (object_store, ``glob=False``), and
+    so does Spark (Hadoop's ``Path`` of the text, whose ``toUri().getPath()`` is S3A's key): ``s3a://b/t%20x`` is
+    the key ``t%20x``, not ``t x``.
+
+    Example:
+        >>> _literal_parts("s3://b/t%20x/é?#")
+        ('s3', 'b', 't%20x/é?#')
+    """
+    scheme, _, rest = url.partition("://")
+    bucket, _, path = rest.partition("/")
+    return scheme, bucket, path
+
+
 def _url_store(io: IOConfig, url: str) -> tuple[_Store, str]:
     """The store of the URL ``url`` and the folder's path on its filesystem: with ``io.storage_options``,
     deltalake's object store given them (object_store's, the store and the option names polars reads with: as
-    for a Delta input); without, pyarrow's filesystem of the URL, configured from the environment (as the pandas
-    engine lists it; polars reads from the environment too)."""
-    from urllib.parse import urlsplit
+    for a Delta input); without, pyarrow's filesystem of the URL, configured from the environment (polars reads
+    from the environment too). Either lists the very key polars reads: the URL's path as written
+    (:func:`_literal_parts`). pyarrow's ``FileSystem.from_uri(url)`` unescapes the path (``t%20x`` listed as the
+    folder ``t x``, whose footers were checked while polars read ``t%20x``'s rows) and refuses a space or a
+    non-ASCII letter in it, so it is given the path escaped, which it unescapes back to the text as written."""
+    from urllib.parse import quote
 
     from pyarrow.fs import FileSystem, PyFileSystem
 
+    scheme, bucket, path = _literal_parts(url)
     if not io.storage_options:
-        filesystem, root = FileSystem.from_uri(url)
+        filesystem, root = FileSystem.from_uri(f"{scheme}://{bucket}/{quote(path, safe='/')}")
         return _Store(filesystem, None, root, url), root
     from deltalake.fs import DeltaStorageHandler
 
-    parts = urlsplit(url)
-    root = parts.path.strip("/")  # a path on the store rooted at the bucket (container)
+    root = path.strip("/")  # a path on the store rooted at the bucket (container)
     options = {str(k): str(v) for k, v in io.storage_options.items()}
     names = {k.lower().removeprefix("aws_") for k in options}
     endpoints = [v for k, v in options.items() if k.lower().removeprefix("aws_") in ("endpoint", "endpoint_url")]
     if "allow_http" not in names and any(v.startswith("http://") for v in endpoints):
         options["allow_http"] = "true"  # polars reads an http:// endpoint it is given; object_store alone refuses
     try:
-        handler = DeltaStorageHandler(f"{parts.scheme}://{parts.netloc}", options)
+        handler = DeltaStorageHandler(f"{scheme}://{bucket}", options)
     except Exception as exc:  # deltalake names an option it does not take
         msg = f"input {io.name!r}: cannot open {url} with its storage_options: {error_text(exc)}"
         raise EngineError(msg) from exc
@@ -980,7 +1020,7 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 refuse_char_columns(schema_json, f"input {io.name!r} (Delta at {path})")
                 if opened is not None:  # Spark's legacy hybrid calendar: polars would read other days
                     refuse_legacy_delta(opened, f"input {io.name!r} (Delta at {path})", io.storage_options or None)
-                misread = _partitions_polars_misreads(opened, url=local is None)
+                misread = _root_polars_misreads(opened, local) or _partitions_polars_misreads(opened, url=local is None)
                 if misread is not None:  # deltalake's reader takes the values from the log
                     return _through_deltalake(io, path, opened, misread)
                 scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)
