@@ -45,7 +45,7 @@ from ubunye.engines.inputs import (
 from ubunye.engines.int96 import as_instants, int96_leaves, refuse_mixed, refuse_sub_microseconds
 from ubunye.engines.legacy_dates import refuse_legacy_dates, refuse_legacy_file, refuse_unsigned_drift
 from ubunye.engines.partition_types import refuse_overlap, text_partitioning, typed_partitions
-from ubunye.engines.paths import local_path
+from ubunye.engines.paths import escaped_url, local_path
 from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.delta_files import parquet_read_options
 from ubunye.hashing.dictionaries import decode_column
@@ -324,11 +324,15 @@ def _remote_source(io: IOConfig, url: str) -> tuple[pafs.FileSystem, str]:
     """The pyarrow filesystem and path on it to read the URL ``url`` with ``io.storage_options``, given to the
     URL's fsspec filesystem (as the records store and polars take them); none given: pyarrow's own filesystem of
     the URL, configured from the environment. Without this the options were ignored, and the environment's
-    endpoint and credentials read other data than polars read with the same config."""
+    endpoint and credentials read other data than polars read with the same config.
+
+    Either way the path is the key as written (``engines.paths.literal_parts``), as polars and Spark read it:
+    pyarrow given the URL itself read ``s3://b/t%20x`` as the folder ``t x`` and ``s3://b/t#x`` as ``t``
+    (silently other data), and refused ``t x``, ``té`` and ``t?x``; it is given the path escaped instead."""
     from pyarrow.fs import FileSystem, FSSpecHandler, PyFileSystem
 
     if not io.storage_options:
-        own: tuple[pafs.FileSystem, str] = FileSystem.from_uri(url)
+        own: tuple[pafs.FileSystem, str] = FileSystem.from_uri(escaped_url(url))
         return own
     import fsspec
 

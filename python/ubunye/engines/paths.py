@@ -20,7 +20,7 @@ import secrets
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from ubunye.exceptions import EngineError
 
@@ -57,6 +57,34 @@ def is_url(path: str) -> bool:
         (True, False)
     """
     return bool(_URL.match(path))
+
+
+def literal_parts(url: str) -> tuple[str, str, str]:
+    """The scheme, the authority (bucket, container) and the path of ``url``, the path as written: its ``%20`` is
+    the three characters, and a ``?`` or ``#`` is part of it. It is the object's key every engine reads: polars
+    (object_store, ``glob=False``) and Spark (Hadoop's ``Path`` of the text, whose ``toUri().getPath()`` is S3A's
+    key) take ``s3a://b/t%20x`` as the key ``t%20x``, not ``t x``; so pandas and polars list and read it so too.
+
+    Example:
+        >>> literal_parts("s3://b/t%20x/é?#")
+        ('s3', 'b', 't%20x/é?#')
+    """
+    scheme, _, rest = url.partition("://")
+    authority, _, path = rest.partition("/")
+    return scheme, authority, path
+
+
+def escaped_url(url: str) -> str:
+    """``url`` with its path %-escaped, for a parser that unescapes the path (pyarrow's ``FileSystem.from_uri``)
+    to get back the key as written (:func:`literal_parts`). Given ``url`` itself, pyarrow read ``t%20x`` as the
+    folder ``t x``, cut the path at ``#``, took ``?x`` for an option and refused a space or a non-ASCII letter.
+
+    Example:
+        >>> escaped_url("s3://b/t%20x/é?#")
+        's3://b/t%2520x/%C3%A9%3F%23'
+    """
+    scheme, authority, path = literal_parts(url)
+    return f"{scheme}://{authority}/{quote(path, safe='/')}"
 
 
 def resolve_path(path: str, base_dir: Path) -> str:

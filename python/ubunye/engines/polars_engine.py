@@ -45,6 +45,7 @@ from ubunye.engines.inputs import (
     column_paths,
     data_files,
     has_partitions,
+    header_alone,
     open_text,
     refuse_compression,
     refuse_spark_only_types,
@@ -53,7 +54,7 @@ from ubunye.engines.inputs import (
 from ubunye.engines.int96 import as_instants, int96_leaves, refuse_mixed, refuse_sub_microseconds
 from ubunye.engines.legacy_dates import refuse_legacy_file, refuse_unsigned_drift
 from ubunye.engines.partition_types import HIVE_NULL, partition_columns, refuse_overlap
-from ubunye.engines.paths import local_path
+from ubunye.engines.paths import escaped_url, literal_parts, local_path
 from ubunye.exceptions import EngineError, error_text
 from ubunye.hashing.delta_files import parquet_read_options, refuse_char_columns, refuse_legacy_delta
 
@@ -308,36 +309,20 @@ class _Store:
 _LOCAL = _Store()
 
 
-def _literal_parts(url: str) -> tuple[str, str, str]:
-    """The scheme, the bucket (authority) and the path of ``url``, the path as written: its ``%20`` is the three
-    characters, and a ``?`` or ``#`` is part of it. polars reads a URL's key so (object_store, ``glob=False``), and
-    so does Spark (Hadoop's ``Path`` of the text, whose ``toUri().getPath()`` is S3A's key): ``s3a://b/t%20x`` is
-    the key ``t%20x``, not ``t x``.
-
-    Example:
-        >>> _literal_parts("s3://b/t%20x/é?#")
-        ('s3', 'b', 't%20x/é?#')
-    """
-    scheme, _, rest = url.partition("://")
-    bucket, _, path = rest.partition("/")
-    return scheme, bucket, path
-
-
 def _url_store(io: IOConfig, url: str) -> tuple[_Store, str]:
     """The store of the URL ``url`` and the folder's path on its filesystem: with ``io.storage_options``,
     deltalake's object store given them (object_store's, the store and the option names polars reads with: as
     for a Delta input); without, pyarrow's filesystem of the URL, configured from the environment (polars reads
     from the environment too). Either lists the very key polars reads: the URL's path as written
-    (:func:`_literal_parts`). pyarrow's ``FileSystem.from_uri(url)`` unescapes the path (``t%20x`` listed as the
-    folder ``t x``, whose footers were checked while polars read ``t%20x``'s rows) and refuses a space or a
-    non-ASCII letter in it, so it is given the path escaped, which it unescapes back to the text as written."""
-    from urllib.parse import quote
-
+    (``engines.paths.literal_parts``). pyarrow's ``FileSystem.from_uri(url)`` unescapes the path (``t%20x`` listed
+    as the folder ``t x``, whose footers were checked while polars read ``t%20x``'s rows) and refuses a space or a
+    non-ASCII letter in it, so it is given the path escaped (``engines.paths.escaped_url``), which it unescapes
+    back to the text as written."""
     from pyarrow.fs import FileSystem, PyFileSystem
 
-    scheme, bucket, path = _literal_parts(url)
+    scheme, bucket, path = literal_parts(url)
     if not io.storage_options:
-        filesystem, root = FileSystem.from_uri(f"{scheme}://{bucket}/{quote(path, safe='/')}")
+        filesystem, root = FileSystem.from_uri(escaped_url(url))
         return _Store(filesystem, None, root, url), root
     from deltalake.fs import DeltaStorageHandler
 
@@ -1094,6 +1079,10 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
         with their partition columns typed as Spark types them."""
         refuse_compression(io, files, "polars", (".bz2",))
         headers = [_check_header(io, file, store) for file in files] if io.format == "csv" else []
+        if headers and len(files) == 1:  # a folder's csv file of a header alone is left out (inputs.py)
+            text = header_alone(io, files[0], filesystem=store.filesystem, shown=store.source(files[0]))
+            if text is not None:  # its columns as text, no rows, as Spark and pandas read it: polars refused a
+                return pl.DataFrame(schema=dict.fromkeys(headers[0], pl.String))  # header without a line break
         check_alike(io, files, root, lambda file: column_paths(self._file_schema(io, file, store)), shown=store.source)
         hive = has_partitions(files, root)  # name=value folders become columns, as Spark reads them
         if hive and io.format != "parquet":
