@@ -891,8 +891,8 @@ class SparkEngine:
     def write(
         self, frame: DataFrame, io: IOConfig, base_dir: Path, *, before_commit: Callable[[], None] | None = None
     ) -> int | None:
-        """Write one output, all of it or nothing; the Delta version a Delta path write committed (found by the
-        mark its commit carries as Delta's ``userMetadata``), else None.
+        """Write one output, all of it or nothing; the Delta version a Delta write (at a path, or to a Delta
+        catalog table) committed, found by the mark its commit carries as Delta's ``userMetadata``, else None.
 
         A local parquet/csv/json folder: Spark writes into a staging sibling, which is swapped in whole
         (``engines.transaction``); ``before_commit`` runs just before the swap. Delta and catalog tables commit
@@ -924,15 +924,19 @@ class SparkEngine:
                 provider = check_catalog_write(self.spark, frame, io)
                 if io.format is None and provider is not None:  # the table's own, not the session's default
                     writer = writer.format(provider)
+                delta = self._catalog_provider(io, provider) == "delta"
+                mark = None if not delta or self._own_metadata(options) else f"{COMMIT_MARK}={uuid.uuid4().hex}"
+                if mark is not None:  # no lock serialises writers of a catalog table: its commit is found by this
+                    writer = writer.option("userMetadata", mark)
                 hook()
                 with _micros_timestamps(self.spark, io):
                     writer.mode(io.mode).saveAsTable(io.table)
+                return self._table_version(io, mark) if delta else None
             elif io.format == "delta" or local is None:
                 mark = None
                 # A user's own userMetadata (the output's option, or the session's setting, which the option would
                 # override) is kept: no mark then, and the version recorded is the latest (_written_version).
-                own = "usermetadata" in {k.lower() for k in options} or self._setting(_USER_METADATA, "") != ""
-                if io.format == "delta" and not own:
+                if io.format == "delta" and not self._own_metadata(options):
                     mark = f"{COMMIT_MARK}={uuid.uuid4().hex}"
                     writer = writer.option("userMetadata", mark)
                 with output_lock(str(local)) if local is not None else nullcontext():
@@ -980,17 +984,63 @@ class SparkEngine:
         return None
 
     def _committed_version(self, io: IOConfig, where: str, mark: str) -> int | None:
-        """The version of the Delta table at ``where`` whose commit carries ``mark`` as its userMetadata, among the
-        newest commits first, then the whole history; None when none does or the history does not read (the data
-        is committed all the same: the runner then records the latest version)."""
+        """The version of the Delta table at ``where`` whose commit carries ``mark`` as its userMetadata; None when
+        none does or the history does not read (the data is committed all the same: the runner then records the
+        latest version)."""
         try:
-            for limit in (" LIMIT 32", ""):  # just committed: among the newest unless many others followed it
-                history = self.spark.sql(f"DESCRIBE HISTORY delta.{self.quote(where)}{limit}")
-                found = history.where(history["userMetadata"] == mark).select("version").head(1)
-                if found:
-                    return int(found[0][0])
+            return self._marked_version(f"delta.{self.quote(where)}", mark)
         except Exception as exc:
             log.warning("output %r: could not read back the Delta version written: %s", io.name, spark_reason(exc))
+        return None
+
+    def _marked_version(self, table: str, mark: str) -> int | None:
+        """The version of the Delta ``table`` (SQL: a catalog name or ``delta.`path```) whose commit carries
+        ``mark`` as its userMetadata, among the newest commits first, then the whole history; None when none does.
+        Each commit is its own row of ``DESCRIBE HISTORY``, numbered by its log file: another writer's commit,
+        before or after this one, has another version and no such mark."""
+        for limit in (" LIMIT 32", ""):  # just committed: among the newest unless many others followed it
+            history = self.spark.sql(f"DESCRIBE HISTORY {table}{limit}")
+            found = history.where(history["userMetadata"] == mark).select("version").head(1)
+            if found:
+                return int(found[0][0])
+        return None
+
+    def _own_metadata(self, options: Mapping[str, str]) -> bool:
+        """Whether a Delta write carries the user's own userMetadata (the output's option, in any case, or Delta's
+        session-wide setting, which a write option would override): it is kept, and the write then has no mark."""
+        return "usermetadata" in {k.lower() for k in options} or self._setting(_USER_METADATA, "") != ""
+
+    def _catalog_provider(self, io: IOConfig, provider: str | None) -> str:
+        """The provider a write to the catalog table of ``io`` stores: the table's (``provider``, from
+        ``check_catalog_write``), for a new table the config's format or else the session's default source (Delta
+        on Databricks); "" when the catalog does not say and the config gives no format."""
+        if provider:
+            return provider
+        if io.format:
+            return io.format.lower()
+        return self._setting("spark.sql.sources.default", "parquet").strip().lower() if provider is None else ""
+
+    def _table_version(self, io: IOConfig, mark: str | None) -> int | None:
+        """The version the write to the Delta catalog table of ``io`` committed: the one whose commit carries
+        ``mark``. None, with a warning saying why, when it cannot be told: the write carried the user's own
+        userMetadata (no mark), or the history does not read or holds no commit with the mark. Never the latest:
+        nothing serialises the writers of a catalog table (no lock on the driver's disk), so it may be another's."""
+        assert io.table is not None
+        why = None
+        if mark is None:
+            why = "the write carries its own userMetadata (the output's option or Delta's session setting), which "
+            why += "leaves no mark to find its commit by, and the latest version may be another writer's"
+        else:
+            try:
+                found = self._marked_version(io.table, mark)
+            except Exception as exc:
+                why = f"its history (DESCRIBE HISTORY) did not read: {spark_reason(exc)}"
+            else:
+                if found is not None:
+                    return found
+                why = f"no commit in its history carries this write's mark (userMetadata {mark})"
+        log.warning("output %r: the Delta version written to the catalog table %s is not recorded: %s", io.name,
+                    io.table, why)  # fmt: skip
         return None
 
     def _text_hash(self, frame: DataFrame, io: IOConfig) -> FrameHash | None:
