@@ -20,9 +20,8 @@ import os
 import re
 from pathlib import Path, PurePath, PurePosixPath
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
-from ubunye.engines.paths import home_expanded, is_hidden, is_url, local_path, reserved_part
+from ubunye.engines.paths import home_expanded, is_hidden, is_url, literal_parts, local_path, reserved_part
 from ubunye.exceptions import ConfigError, EngineError
 from ubunye.lineage.record import MAX_NAME_BYTES, printable, unsafe_name
 from ubunye.lineage.store import LINEAGE_DIR
@@ -225,9 +224,15 @@ def _url_place(where: str) -> PurePosixPath | None:
     the place may be shown). The root is ``//``, which a resolved local path never has (POSIX keeps a leading
     ``//`` apart from ``/``), so a URL's place never equals a local one.
 
+    The key is the URL's path as written (``engines.paths.literal_parts``), as every reader takes it: ``s3://b/t?x``
+    and ``s3://b/t#x`` are the keys ``t?x`` and ``t#x``, not ``t``, and ``t%20x`` is not ``t x`` (deltalake alone
+    reads them as URL syntax, and is refused them: ``hashing.delta_files.check_deltalake_path``).
+
     Example:
         >>> _url_place("s3a://b/y/../x/") == _url_place("s3://b//x"), _url_place("table:db.t")
         (True, None)
+        >>> _url_place("s3://b/t?x") == _url_place("s3://b/t")
+        False
 
     Raises:
         ValueError: a ``..`` above the bucket (``s3://b/../x``): Hadoop's Path keeps it as a key part named
@@ -235,15 +240,15 @@ def _url_place(where: str) -> PurePosixPath | None:
     """
     if not is_url(where):
         return None
-    parts = urlsplit(where)
-    scheme = parts.scheme.lower()
-    user, at, host = parts.netloc.rpartition("@")
+    scheme, authority, key = literal_parts(where)
+    scheme = scheme.lower()
+    user, at, host = authority.rpartition("@")
     host = user.partition(":")[0] + at + host
     keys: list[str] = []
-    for part in parts.path.split("/"):
+    for part in key.split("/"):
         if part == "..":
             if not keys:
-                msg = f"the key {parts.path!r} climbs above the root of {scheme}://{host} ('..' past the bucket, which "
+                msg = f"the key {'/' + key!r} climbs above the root of {scheme}://{host} ('..' past the bucket, which "
                 raise ValueError(msg + "Spark keeps as a key named '..'): write the path without it")
             keys.pop()
         elif part not in ("", "."):

@@ -452,32 +452,52 @@ _READ_CHARS, _WRITE_CHARS = "%", "%[]"
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-#: What deltalake reads in a URL otherwise than Spark's Hadoop paths do: it decodes ``%`` escapes and ends the path
-#: at ``?`` or ``#`` (``file:///d/a%20b`` is the folder ``a b`` to it, ``a%20b`` to Spark; ``file:///d/a#b`` is
-#: ``a`` to it, ``a#b`` to Spark), so the log it reads would be another table's than the files Spark reads.
-_HADOOP_URL_CHARS = "%?#"
+#: What deltalake reads in a URL as URL syntax where every other reader takes the characters as written: it decodes
+#: ``%`` escapes and ends the path at ``?`` or ``#`` (measured, deltalake 1.6.6: ``s3://b/t%20x`` is read and written
+#: as the key ``t x``, ``s3://b/u#x`` as ``u``, ``s3://b/v?x`` as ``v``; an escaped URL does not help). Spark's
+#: Hadoop paths, polars' object store and ubunye's own listing take ``t%20x`` as the key ``t%20x``
+#: (``engines.paths.literal_parts``), so deltalake would read another table than the one named, or write its log
+#: among another dataset's files (a run's own parquet input at ``s3://b/t x``). Spark reads ``file:///d/a%20b`` as
+#: ``a%20b`` too, where deltalake and ubunye (``engines.paths.local_path``) read the folder ``a b``.
+_URL_CHARS = "%?#"
 
 
 def check_deltalake_path(path: str, what: str, *, write: bool = False, hadoop: bool = False) -> None:
-    """Raise EngineError naming ``what`` when deltalake would read or write (``write``) another place than the
-    local ``path``, or panic on it; a URL passes (its ``%`` escapes are the URL's own), unless ``hadoop`` (its log
-    read for Spark, which reads the URL's characters as they are: :data:`_HADOOP_URL_CHARS`).
+    """Raise EngineError naming ``what`` when deltalake would read or write (``write``) another place than
+    ``path`` names, or panic on it: an object-store URL holding ``%``, ``?`` or ``#`` (:data:`_URL_CHARS`); a local
+    path holding ``%`` (or, to write, ``[`` or ``]``). A ``file://`` URL passes (its ``%`` escapes are the URL's
+    own, decoded alike by deltalake and ubunye), unless ``hadoop`` (its log read for Spark, which reads a URL's
+    characters as they are).
 
     Example:
         >>> check_deltalake_path("/data/orders", "input 'orders'")
         >>> check_deltalake_path("/data/a%20b", "input 'orders'")
         Traceback (most recent call last):
         ubunye.exceptions.EngineError: input 'orders': deltalake cannot use the local path /data/a%20b: ...
+        >>> check_deltalake_path("s3://b/t#x", "output 'o'", write=True)
+        Traceback (most recent call last):
+        ubunye.exceptions.EngineError: output 'o': the URL s3://b/t#x holds '#', which deltalake reads as URL ...
     """
     from ubunye.exceptions import EngineError
 
     if _URL.match(path):
-        odd = [c for c in _HADOOP_URL_CHARS if c in path] if hadoop else []
+        scheme, _, rest = path.partition("://")
+        odd = [c for c in _URL_CHARS if c in rest] if hadoop or scheme.lower() != "file" else []
         if odd:
+            shown = " and ".join(repr(c) for c in odd)
+            if hadoop:
+                other = "Spark reads them as the characters they are: the Delta log deltalake would read is not the "
+                other += "one of the files Spark reads; rename the table's folder without them"
+            else:
+                verb = "write" if write else "read"
+                other = (
+                    f"Spark and the other readers take them as the characters they are: deltalake would {verb} "
+                    f"another key than {path} (and may {'overwrite' if write else 'read'} another dataset there); "
+                    "rename the table's folder without them, or use the Spark engine (delta-spark)"
+                )
             msg = (
-                f"{what}: the URL {path} holds {' '.join(repr(c) for c in odd)}, which deltalake reads as URL syntax "
-                "(it decodes '%' escapes, and '?' or '#' end the path) and Spark as the characters they are: the "
-                "Delta log deltalake would read is not the one of the files Spark reads"
+                f"{what}: the URL {path} holds {shown}, which deltalake reads as URL syntax (it decodes '%' escapes, "
+                f"and '?' or '#' end the path); {other}"
             )
             raise EngineError(msg)
         return
