@@ -7,7 +7,9 @@ array (as pyarrow reads the column) in that same order, so a leaf's number in th
 - :func:`children`: a nested type's child fields in that order, None for a leaf;
 - :func:`leaf_types` and :func:`leaf_arrays`: the leaves of a type, and of an array of it;
 - :func:`unsigned_or_duration`: the first place in a type holding an unsigned integer or a duration, types
-  rows-v1 does not hash (docs/rows-v1.md section 11) and Spark reads as other types.
+  rows-v1 does not hash (docs/rows-v1.md section 11) and Spark reads as other types;
+- :func:`arrow_only`: the first place holding any Arrow type rows-v1 does not hash that Spark reads as another
+  (those two, a null, a half float, an extension type such as ``arrow.uuid``) or cannot read at all.
 
 Example:
     >>> kind = pa.struct([("k", pa.int8()), ("m", pa.map_(pa.string(), pa.list_(pa.date32())))])
@@ -19,9 +21,11 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 
-__all__ = ["children", "leaf_arrays", "leaf_types", "unsigned_or_duration"]
+__all__ = ["arrow_only", "children", "leaf_arrays", "leaf_types", "unsigned_or_duration"]
 
 
 def children(kind: pa.DataType) -> list[pa.Field] | None:
@@ -84,16 +88,50 @@ def unsigned_or_duration(kind: pa.DataType, path: str) -> tuple[str, pa.DataType
         >>> path, str(found)
         ('c.d[]', 'duration[us]')
     """
-    if pa.types.is_unsigned_integer(kind) or pa.types.is_duration(kind):
+    return _first_place(kind, path, _is_unsigned_or_duration)
+
+
+def arrow_only(kind: pa.DataType, path: str) -> tuple[str, pa.DataType] | None:
+    """The first place in the Arrow type ``kind`` (at ``path``, as :func:`unsigned_or_duration`) holding a type
+    pyarrow reads from a parquet file that rows-v1 does not hash (docs/rows-v1.md section 11), so the pandas and
+    polars engines refuse it, but Spark reads as another type or fails on naming no column: an unsigned integer,
+    a duration, a null (pandas' all-None column; Spark: int), a half float, or an extension type kept in the
+    footer's ``ARROW:schema`` (``arrow.uuid``, ``arrow.json``: Spark reads a string, ``arrow.bool8``: a byte).
+
+    Example:
+        >>> arrow_only(pa.struct([("a", pa.int8()), ("n", pa.null())]), "c")
+        ('c.n', DataType(null))
+        >>> arrow_only(pa.list_(pa.uuid()), "c")[0], arrow_only(pa.float16(), "c"), arrow_only(pa.int8(), "c")
+        ('c[]', ('c', DataType(halffloat)), None)
+    """
+    return _first_place(kind, path, _is_arrow_only)
+
+
+def _is_unsigned_or_duration(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_unsigned_integer(kind) or pa.types.is_duration(kind))
+
+
+def _is_arrow_only(kind: pa.DataType) -> bool:
+    return bool(
+        _is_unsigned_or_duration(kind)
+        or pa.types.is_null(kind)
+        or pa.types.is_float16(kind)
+        or isinstance(kind, pa.BaseExtensionType)  # before its storage is walked: the type is refused as a whole
+    )
+
+
+def _first_place(kind: pa.DataType, path: str, hit: Callable[[pa.DataType], bool]) -> tuple[str, pa.DataType] | None:
+    """The first place in ``kind`` (at ``path``) whose type is a ``hit``, depth first, with that type."""
+    if hit(kind):
         return path, kind
     if pa.types.is_dictionary(kind):
-        return unsigned_or_duration(kind.value_type, path)
+        return _first_place(kind.value_type, path, hit)
     if pa.types.is_map(kind):
-        return unsigned_or_duration(kind.key_type, f"{path}{{key}}") or unsigned_or_duration(
-            kind.item_type, f"{path}{{value}}"
+        return _first_place(kind.key_type, f"{path}{{key}}", hit) or _first_place(
+            kind.item_type, f"{path}{{value}}", hit
         )
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return unsigned_or_duration(kind.value_type, f"{path}[]")
+        return _first_place(kind.value_type, f"{path}[]", hit)
     # a struct's fields, and any other nested type's (a union's): a leaf has none
     fields = (kind.field(i) for i in range(kind.num_fields))
-    return next((hit for f in fields if (hit := unsigned_or_duration(f.type, f"{path}.{f.name}"))), None)
+    return next((found for f in fields if (found := _first_place(f.type, f"{path}.{f.name}", hit))), None)

@@ -463,6 +463,44 @@ def _refuse_other_types(io: IOConfig, files: list[_ParquetFile]) -> None:
             raise EngineError(f"input {io.name!r}: its files have {why}, which no one type holds with every value")
 
 
+def _polars_misreads(kind: pa.DataType, path: str, column: str) -> str | None:
+    """Why polars cannot read the place ``path`` in ``column`` of Arrow type ``kind`` (a parquet footer's, as
+    pyarrow reads it) as the other engines do, or None: a struct naming a field twice (polars panics on it), an
+    Arrow extension type (a parquet UUID polars reads as plain binary, which rows-v1 would hash; pandas and Spark
+    refuse it).
+
+    Example:
+        >>> _polars_misreads(pa.list_(pa.struct([("x", pa.int8()), ("x", pa.int8())])), "c", "c")
+        "field 'c[]' is a struct with two fields named 'x': rows-v1 needs unique names (docs/rows-v1.md section 2)"
+    """
+    where = f"column {path!r}" if path == column else f"field {path!r}"
+    if isinstance(kind, pa.BaseExtensionType):
+        return f"{where} is of type {kind}, which rows-v1 does not hash (docs/rows-v1.md section 11)"
+    if pa.types.is_struct(kind):
+        names = [kind.field(i).name for i in range(kind.num_fields)]
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            why = f"{where} is a struct with two fields named {twice!r}: rows-v1 needs unique names "
+            return why + "(docs/rows-v1.md section 2)"
+        return next((w for f in kind if (w := _polars_misreads(f.type, f"{path}.{f.name}", column))), None)
+    if pa.types.is_map(kind):
+        key, value = kind.key_type, kind.item_type
+        return _polars_misreads(key, f"{path}{{key}}", column) or _polars_misreads(value, f"{path}{{value}}", column)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _polars_misreads(kind.value_type, f"{path}[]", column)
+    return None
+
+
+def _refuse_polars_misreads(io: IOConfig, files: list[Path], store: _Store) -> None:
+    """Raise EngineError naming the input, file and column when a parquet file's footer holds a type polars reads
+    otherwise than the other engines (:func:`_polars_misreads`), checked before polars reads a footer itself."""
+    for file in files:
+        for field in store.parquet(file).schema_arrow:
+            why = _polars_misreads(field.type, field.name, field.name)
+            if why is not None:
+                raise EngineError(f"input {io.name!r}: {store.source(file)}: {why}")
+
+
 def _refuse_sub_microseconds(io: IOConfig, files: list[_ParquetFile], frame: pl.DataFrame) -> None:
     """Refuse an INT96 timestamp of ``files`` with a non-zero sub-microsecond part (ubunye.engines.int96), checked
     against the microseconds polars read into ``frame`` (the files' rows in order: one scan, or one per file)."""
@@ -1083,6 +1121,8 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
             text = header_alone(io, files[0], filesystem=store.filesystem, shown=store.source(files[0]))
             if text is not None:  # its columns as text, no rows, as Spark and pandas read it: polars refused a
                 return pl.DataFrame(schema=dict.fromkeys(headers[0], pl.String))  # header without a line break
+        if io.format == "parquet":  # before polars reads a footer: it panics on a struct naming a field twice
+            _refuse_polars_misreads(io, files, store)
         check_alike(io, files, root, lambda file: column_paths(self._file_schema(io, file, store)), shown=store.source)
         hive = has_partitions(files, root)  # name=value folders become columns, as Spark reads them
         if hive and io.format != "parquet":

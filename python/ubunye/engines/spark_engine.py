@@ -585,27 +585,38 @@ def _check_files_alike(
 
 
 def _refuse_arrow_only_types(io: IOConfig, files: list[Path], schema_of: Callable[[Path], pa.Schema]) -> None:
-    """Raise EngineError naming the input, file, column (or nested field) and type when a parquet file holds an
-    unsigned integer (parquet's UINT_8 to UINT_64) or an Arrow duration (kept in the ``ARROW:schema`` of its
-    footer): rows-v1 refuses them (docs/rows-v1.md section 11), and the pandas and polars engines refuse to hash
-    them, but Spark reads them as other types (uint8 as smallint, uint64 as decimal(20,0), a duration as its
-    int64 count), which its hash would have taken for the data: one table, a hash on one engine and none on the
-    others."""
+    """Raise EngineError naming the input, file, column (or nested field) and type when a parquet file holds, at
+    any depth, an Arrow type rows-v1 refuses (docs/rows-v1.md section 11, ``parquet_leaves.arrow_only``): an
+    unsigned integer (parquet's UINT_8 to UINT_64), a null (pandas' all-None column), a half float, or an Arrow
+    duration or extension type (kept in the ``ARROW:schema`` of its footer: ``arrow.uuid``, ``arrow.json``,
+    ``arrow.bool8``). The pandas and polars engines refuse to hash them, but Spark reads them as other types
+    (uint8 as smallint, uint64 as decimal(20,0), a null as int, a duration as its int64 count, arrow.json as a
+    string, arrow.bool8 as a byte), which its hash would have taken for the data: one table, a hash on one engine
+    and none on the others; or fails naming no column (a half float: "cannot read file footer" on Spark 3.5)."""
     import pyarrow as pa
 
-    from ubunye.engines.parquet_leaves import unsigned_or_duration  # pyarrow's: imported when a parquet is read
+    from ubunye.engines.parquet_leaves import arrow_only  # pyarrow's: imported when a parquet is read
 
     for file in files:
         for field in schema_of(file):
-            found = unsigned_or_duration(field.type, field.name)
+            found = arrow_only(field.type, field.name)
             if found is None:
                 continue
             path, t = found
             where = f"column {path!r}" if path == field.name else f"field {path!r}"
-            msg = f"input {io.name!r}: {where} of {file} is a {t}, which rows-v1 does not hash (docs/rows-v1.md "
+            kind = f"a {t}" if pa.types.is_duration(t) or pa.types.is_unsigned_integer(t) else f"of type {t}"
+            msg = f"input {io.name!r}: {where} of {file} is {kind}, which rows-v1 does not hash (docs/rows-v1.md "
             if pa.types.is_duration(t):
                 msg += "section 11) and Spark would read as its int64 count of units: store it as an int64 of "
                 msg += "microseconds (or as text) first"
+            elif pa.types.is_null(t):
+                msg += "section 11: every value null, it has no type) and Spark would read as an int: give it a "
+                msg += "type first (e.g. cast to string)"
+            elif pa.types.is_float16(t):
+                msg += "section 11: half floats have no rows-v1 type), nor Spark reads: cast it to float32 first"
+            elif isinstance(t, pa.BaseExtensionType):
+                msg += f"section 11) and Spark would read as its storage type, {t.storage_type}: store it as a "
+                msg += "plain type (its storage, or text) first"
             else:
                 msg += "section 11) and Spark would read as a wider signed type (uint64 as a decimal): store it as "
                 msg += "a signed integer one size larger first"
