@@ -97,6 +97,25 @@ def test_a_delta_input_at_a_url_deltalake_would_misread_is_refused(
 
 @needs_polars
 @pytest.mark.parametrize(("decoy", "named", "char"), _CLASHES)
+def test_a_polars_read_of_such_a_delta_input_is_refused(
+    s3: s3server.S3, tmp_path: Path, decoy: str, named: str, char: str
+) -> None:
+    from deltalake import write_deltalake
+
+    from ubunye.engines.polars_engine import PolarsEngine
+
+    bucket = s3.bucket()
+    options = _delta_options(s3.endpoint)
+    write_deltalake(escaped_url(f"{bucket}/{decoy}"), pa.table({"a": [2]}), storage_options=options)
+    write_deltalake(escaped_url(f"{bucket}/{named}"), pa.table({"a": [1]}), storage_options=options)
+    url = f"{bucket}/{named}"
+    source = IOConfig("src", format="delta", path=url, storage_options=options)
+    with pytest.raises(EngineError, match=re.escape(f"the URL {url} holds {char!r}, which deltalake reads")):
+        PolarsEngine().read(source, tmp_path)  # was: the other table's rows ('#', '?'), "not found" ('%')
+
+
+@needs_polars
+@pytest.mark.parametrize(("decoy", "named", "char"), _CLASHES)
 def test_a_run_reading_such_a_delta_input_on_polars_is_refused(
     s3: s3server.S3, tmp_path: Path, decoy: str, named: str, char: str
 ) -> None:

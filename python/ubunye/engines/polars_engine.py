@@ -56,7 +56,12 @@ from ubunye.engines.legacy_dates import refuse_legacy_file, refuse_unsigned_drif
 from ubunye.engines.partition_types import HIVE_NULL, partition_columns, refuse_overlap
 from ubunye.engines.paths import escaped_url, literal_parts, local_path
 from ubunye.exceptions import EngineError, error_text
-from ubunye.hashing.delta_files import parquet_read_options, refuse_char_columns, refuse_legacy_delta
+from ubunye.hashing.delta_files import (
+    check_deltalake_path,
+    parquet_read_options,
+    refuse_char_columns,
+    refuse_legacy_delta,
+)
 
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -1032,6 +1037,8 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 if local is not None and not local.exists():
                     msg = f"input {io.name!r}: no such file or folder: {local}"
                     raise EngineError(msg)
+                if local is None:  # polars cuts a URL at ? and # as deltalake does: another table, read quietly
+                    check_deltalake_path(path, f"input {io.name!r}")
                 stamp = timestamp_of(io)
                 if stamp is not None:  # UTC (deltalake refused an offset with seconds); a time before the table's
                     stamp = stamp.astimezone(dt.timezone.utc)  # first commit refused by open_table, as on pandas
