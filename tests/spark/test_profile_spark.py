@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import VECTORS
 from tests.spark.conftest import arrow_frame, to_arrow, vector_frame
 from tests.spark.tables import mixed_table
+from tests.spark.test_connect import connect_confs
 from ubunye.exceptions import HashError
 from ubunye.hashing import canonical_lines
 from ubunye.hashing.profile import ProfileOptionError, bucket_of_rows, profile_frame, rows_in_buckets
@@ -212,12 +213,17 @@ _CONNECT_SCRIPT = textwrap.dedent(
     from ubunye.hashing.spark import profile_spark, spark_rows_in_buckets
 
     builder = SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false")
+    for key, value in json.loads(sys.argv[1]).items():  # connect_confs() of the test
+        builder = builder.config(key, value)
     spark = us.configure(builder).getOrCreate()
     spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
     df = spark.range(2000, numPartitions=3).selectExpr(
         "id", "cast(id % 13 as string) as `s.x`", "timestamp_micros(id * 1000003) as ts", "array(id, null) as a",
     )
-    table = df.toArrow() if hasattr(df, "toArrow") else df._to_table()[0]  # a 3.5 Connect client has no toArrow
+    if hasattr(df, "toArrow"):
+        table = df.toArrow()
+    else:  # pyspark 3.5's Connect client: toArrow arrived in 4.0, the client's own Arrow fetch is what toPandas uses
+        table = spark.client.to_table(df._plan.to_proto(spark.client))[0]
     out = {"client_has_jvm": hasattr(spark, "_jvm"), "jvm_usable": us.jvm_usable(spark)}
     engines = ["arrow", "jvm"] if out["jvm_usable"] else ["arrow"]
     for engine in engines:
@@ -240,7 +246,7 @@ _CONNECT_SCRIPT = textwrap.dedent(
 @pytest.mark.slow
 def test_spark_connect_profiles_like_the_twin(spark_child_env):
     pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio), in the test extras")
-    args = [sys.executable, "-c", _CONNECT_SCRIPT]
+    args = [sys.executable, "-c", _CONNECT_SCRIPT, json.dumps(connect_confs())]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=900, env=spark_child_env, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
