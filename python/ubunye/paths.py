@@ -264,7 +264,7 @@ def _shown(place: PurePath) -> str:
     return f"{scheme}://{host}/" + "/".join(keys)
 
 
-#: Why a Delta overwrite onto an input that is not that same Delta table destroys it.
+#: Why a Delta write (overwrite or append) onto an input that is not that same Delta table spoils it.
 _MIXED = (
     "Delta writes its log and data files among the input's, which would then no longer read as it did (only the "
     "Delta table read, at this same location, keeps the version read in its history)"
@@ -278,16 +278,23 @@ def _input_clash(
 
     An overwrite may neither replace an input, nor a folder holding one, nor a folder inside one. An append
     deletes nothing (read a dataset, add rows to it; or add a partition beside the one read), nor does a Delta
-    overwrite of the Delta table read (it adds a version, and the one read stays in the table's history). A Delta
-    overwrite of anything else read (a parquet folder, a folder holding an input) writes its log and data files
-    among the input's, which then no longer reads as it did: the next run's read of it fails or reads other rows.
+    write to the Delta table read (it adds a version, and the one read stays in the table's history). A Delta
+    write, overwrite or append, to anything else read (a parquet folder, a folder holding an input) writes its log
+    and data files among the input's, which then no longer reads as it did: the next run's read of it fails or
+    reads other rows.
     """
+    delta = io.format == "delta"
     for name, source in inputs.items():
-        if io.mode != "overwrite":
-            continue  # an append adds files beside the input's (data/t with input data/t/dt=1): nothing is deleted
-        delta = io.format == "delta"
         if delta and source == path and formats.get(name) == "delta":
             continue  # the same Delta table: the version read stays in its history
+        if io.mode != "overwrite" and not (delta and _inside(source, path)):
+            continue  # an append adds files beside the input's (data/t with input data/t/dt=1): nothing is deleted
+        if delta and io.mode != "overwrite":
+            held = f"is the location of input {name!r} ({formats.get(name)})"
+            if source != path:
+                held = f"holds the location of input {name!r} ({_shown(source)})"
+            why = f"{held}, which its Delta append would "
+            return why + "spoil: " + _MIXED
         if source != path and _inside(source, path):
             if delta:
                 why = f"holds the location of input {name!r} ({_shown(source)}), which its Delta overwrite would "
