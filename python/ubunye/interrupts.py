@@ -34,11 +34,36 @@ class Interrupted(BaseException):
         super().__init__(f"interrupted by {signal.Signals(signum).name}")
 
 
+def signal_in(exc: BaseException) -> Interrupted | KeyboardInterrupt | None:
+    """The signal's exception ``exc`` is or was raised while handling (its ``__cause__``/``__context__`` chain), or
+    None. pyspark's ``toPandas`` raises its own error from a ``finally`` after Ctrl-C: that is still the signal.
+
+    Example:
+        >>> try:
+        ...     try:
+        ...         raise KeyboardInterrupt
+        ...     finally:
+        ...         raise RuntimeError("job cancelled")
+        ... except RuntimeError as err:
+        ...     type(signal_in(err)).__name__
+        'KeyboardInterrupt'
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (Interrupted, KeyboardInterrupt)):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def describe(exc: BaseException) -> str | None:
     """Why a run was interrupted, for its record, or None when ``exc`` is not an interruption."""
-    if isinstance(exc, Interrupted):
-        return str(exc)
-    if isinstance(exc, KeyboardInterrupt):
+    found = signal_in(exc)
+    if isinstance(found, Interrupted):
+        return str(found)
+    if isinstance(found, KeyboardInterrupt):
         return "interrupted by SIGINT (KeyboardInterrupt)"
     if isinstance(exc, SystemExit):
         return f"interrupted: the task called sys.exit({exc.code!r})"
@@ -112,4 +137,4 @@ class SignalGuard:
             self._restore()
 
 
-__all__ = ["Interrupted", "SignalGuard", "describe"]
+__all__ = ["Interrupted", "SignalGuard", "describe", "signal_in"]

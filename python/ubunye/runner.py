@@ -26,6 +26,7 @@ from ubunye.config import IOConfig, TaskConfig, load_config
 from ubunye.context import RunContext, RunOptions, new_run_id, utc_now
 from ubunye.engines import Engine, get_engine, local_path, location
 from ubunye.engines.locks import output_lock
+from ubunye.engines.transaction import target_of
 from ubunye.exceptions import (
     ConfigError,
     EngineError,
@@ -37,7 +38,7 @@ from ubunye.exceptions import (
     error_text,
     without_backtrace,
 )
-from ubunye.interrupts import Interrupted, SignalGuard
+from ubunye.interrupts import Interrupted, SignalGuard, signal_in
 from ubunye.interrupts import describe as interruption
 from ubunye.lineage.environment import CodeFileError
 from ubunye.lineage.profiles import profile_fields
@@ -459,12 +460,15 @@ def _record_path(ctx: RunContext, options: RunOptions) -> Path | RecordURL | Non
 
 
 def _lockable(engine: Engine[Any], where: str | None) -> str | None:
-    """The driver-local path to lock for an output, or None (a table, an object store, Spark's HDFS/DBFS)."""
+    """The driver-local path to lock for an output, or None (a table, an object store, Spark's HDFS/DBFS).
+
+    A symlinked location is locked at its target, as the engine's write locks it (``transaction.target_of``): a run
+    writing ``/abs/link`` and one writing the real folder wait on one lock."""
     if not where:
         return None
     local_root = getattr(engine, "local_root", None)  # optional (see _hash_into): Spark knows what is on the driver
     root = local_root(where) if local_root is not None else local_path(where)
-    return None if root is None else str(root)
+    return None if root is None else str(target_of(Path(root)))
 
 
 def _write(
@@ -521,7 +525,7 @@ def _error(run: _Run, failure: BaseException | None) -> ErrorInfo | None:
     if isinstance(failure, _NotStarted):  # the monitor's own error, in the words the run fails with
         return ErrorInfo(mask_text(failure.kind), mask_text(str(failure)), "setup", None)
     stage = "expectations" if isinstance(failure, ExpectationError) else run.stage
-    kind = type(failure).__name__
+    kind = type(signal_in(failure) or failure).__name__
     return ErrorInfo(mask_text(kind), mask_text(_why(failure)), stage, run.name)
 
 
@@ -570,9 +574,10 @@ def _failure_error(failure: BaseException, msg: str) -> TaskError:
     if interruption(failure) is None:
         return TaskError(msg)
     new = RunInterrupted(msg)
-    if isinstance(failure, Interrupted):
-        new.exit_code = 128 + failure.signum
-    elif isinstance(failure, KeyboardInterrupt):
+    found = signal_in(failure)  # an error raised while the signal unwound (pyspark's toPandas) is the signal's
+    if isinstance(found, Interrupted):
+        new.exit_code = 128 + found.signum
+    elif isinstance(found, KeyboardInterrupt):
         new.exit_code = 128 + signal.SIGINT
     return new
 

@@ -136,8 +136,8 @@ def overwrite(io: IOConfig, folder: Path, hook: CommitHook) -> Iterator[Path]:
         >>> [p.name for p in out.iterdir()]
         ['part-0.csv']
     """
-    with output_lock(str(folder)):
-        target = target_of(folder)
+    target = target_of(folder)
+    with output_lock(str(target)):  # the folder written, not the link: every spelling of it takes one lock
         tidy(target)
         refuse_file_at(io, folder)
         with staged(target) as staging:
@@ -163,8 +163,8 @@ def append(io: IOConfig, folder: Path, hook: CommitHook) -> Iterator[Path]:
         >>> len(list(out.iterdir()))
         2
     """
-    with output_lock(str(folder)):
-        target = target_of(folder)
+    target = target_of(folder)
+    with output_lock(str(target)):  # the folder written, not the link: every spelling of it takes one lock
         tidy(target)
         refuse_file_at(io, folder)
         name = part_name(io.format or "data")
@@ -203,8 +203,8 @@ def merge(io: IOConfig, folder: Path, hook: CommitHook, *, partitions_only: bool
         >>> sorted(p.name for p in out.iterdir())
         ['part-0.csv', 'part-1.csv']
     """
-    with output_lock(str(folder)):
-        target = target_of(folder)
+    target = target_of(folder)
+    with output_lock(str(target)):  # the folder written, not the link: every spelling of it takes one lock
         tidy(target)
         refuse_file_at(io, folder)
         with staged(target) as staging:
