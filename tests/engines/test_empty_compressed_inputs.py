@@ -53,18 +53,6 @@ def _folder(base: Path, fmt: str, empty: bytes, suffix: str) -> Path:
     return folder
 
 
-def _upload(server: s3server.S3, folder: Path) -> str:
-    """Every file under ``folder``, the same bytes, into a new bucket; the folder's URL."""
-    import s3fs
-
-    bucket = server.bucket()
-    fs = s3fs.S3FileSystem(**server.options)
-    for file in sorted(folder.rglob("*")):
-        if file.is_file():
-            fs.pipe(f"{bucket[len('s3://') :]}/{folder.name}/{file.relative_to(folder).as_posix()}", file.read_bytes())
-    return f"{bucket}/{folder.name}"
-
-
 def _read(engine: str, fmt: str, path: str | Path, base: Path) -> object:
     return get_engine(engine).read(IOConfig("i", format=fmt, path=str(path)), base)
 
@@ -104,7 +92,7 @@ def test_a_compressed_file_of_no_rows_is_left_out_of_a_folder_on_both_engines(tm
 @pytest.mark.parametrize(("fmt", "empty"), [("csv", b"x\n"), ("json", b"")])
 def test_a_compressed_file_of_no_rows_is_left_out_of_a_url_folder_on_both_engines(s3, tmp_path, suffix, fmt, empty):
     folder = _folder(tmp_path, fmt, empty, suffix)
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     (folder / f"part-0.{fmt}{suffix}").unlink()
     (folder / f"part-2.{fmt}{suffix}").unlink()
     expected = hash_frame(_read("pandas", fmt, folder, tmp_path))  # the folder without them
@@ -177,7 +165,7 @@ def test_a_file_that_does_not_decompress_is_refused_naming_it(request, tmp_path,
     made = _corrupt_files(folder, suffix)
     name = f"part-0.csv{suffix}"
     (folder / name).write_bytes(made[name] if damage == "garbage" else made[f"{name}-cut"])
-    path = _upload(request.getfixturevalue("s3"), folder) if at_url else str(folder)
+    path = request.getfixturevalue("s3").upload(folder) if at_url else str(folder)
     file = re.escape(f"{path}/{name}")
     said = rf"^input 'i': cannot decompress {file} \({_CODECS[suffix]}, as its name says\): "
     with pytest.raises(EngineError, match=said):

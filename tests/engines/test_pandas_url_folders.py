@@ -23,18 +23,6 @@ s3_server = s3server.s3_server  # the fixture
 s3 = s3server.s3  # the server, with the environment pointing at it
 
 
-def _upload(server: s3server.S3, folder: Path) -> str:
-    """Every file under ``folder``, the same bytes, into a new bucket; the folder's URL."""
-    import s3fs
-
-    bucket = server.bucket()
-    fs = s3fs.S3FileSystem(**server.options)
-    for file in sorted(folder.rglob("*")):
-        if file.is_file():
-            fs.pipe(f"{bucket[len('s3://') :]}/{folder.name}/{file.relative_to(folder).as_posix()}", file.read_bytes())
-    return f"{bucket}/{folder.name}"
-
-
 def _write(folder: Path, parts: dict[str, pa.Table], fmt: str = "parquet", *, hidden: bool = True) -> Path:
     """``parts`` (a file's path under ``folder`` -> its rows) written as ``fmt`` files, with the hidden files Spark
     writes beside them (``hidden``)."""
@@ -72,7 +60,7 @@ def test_a_partitioned_url_folder_reads_as_the_same_local_folder(s3, tmp_path, f
         "d=2024-01-02/s=x y/k=0/part-1": pa.table({"id": [4]}),
     }
     folder = _write(tmp_path / "t", {f"{k}.{fmt}": v for k, v in rows.items()}, fmt)
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     options = s3.options if with_options else None
     local, remote = _read("pandas", fmt, str(folder), tmp_path), _read("pandas", fmt, url, tmp_path, options)
     local_hash, remote_hash = hash_frame(local), hash_frame(remote)
@@ -87,7 +75,7 @@ def test_a_partitioned_url_folder_hashes_on_pandas_as_on_polars(s3, tmp_path):
     # No hidden files: polars refuses a URL folder holding Spark's .crc files ("different file extensions")
     folder = _write(tmp_path / "t", {"d=2024-01-01/k=a/p.parquet": pa.table({"id": [1]}),
                                      "d=2024-01-02/k=b/p.parquet": pa.table({"id": [2]})}, hidden=False)  # fmt: skip
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     pandas, polars = (hash_frame(_read(name, "parquet", url, tmp_path)) for name in ("pandas", "polars"))
     assert pandas == polars and pandas.schema == 'struct<"d":date,"id":int64,"k":string>', (pandas, polars)
 
@@ -96,7 +84,7 @@ def test_a_url_file_with_another_column_is_refused_naming_both_files(s3, tmp_pat
     # read with the first file's columns, b dropped silently; a local folder is refused (check_alike)
     folder = _write(tmp_path / "drift", {"part-0.parquet": pa.table({"id": [1], "a": ["x"]}),
                                          "part-1.parquet": pa.table({"id": [2], "a": ["y"], "b": [5]})})  # fmt: skip
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError) as err:
         _read("pandas", "parquet", url, tmp_path)
     said = str(err.value)
@@ -106,7 +94,7 @@ def test_a_url_file_with_another_column_is_refused_naming_both_files(s3, tmp_pat
 
 def test_url_files_in_other_partition_folders_are_refused(s3, tmp_path):
     folder = _write(tmp_path / "t", {"k=1/p.parquet": pa.table({"id": [1]}), "p.parquet": pa.table({"id": [2]})})
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError, match=r"sits in partition folders \(k\) but .*/p\.parquet in no partition"):
         _read("pandas", "parquet", url, tmp_path)
 
@@ -123,7 +111,7 @@ def test_a_stray_file_or_folder_at_a_url_is_refused_naming_it(s3, tmp_path, stra
     folder = _write(tmp_path / "t", {"part-0.parquet": pa.table({"id": [1]})})
     (folder / stray).parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table({"id": [9]}), folder / stray)
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError, match=said):
         _read("pandas", "parquet", url, tmp_path)
 
@@ -132,7 +120,7 @@ def test_a_url_folder_of_hidden_files_alone_is_empty(s3, tmp_path):
     folder = tmp_path / "t"
     folder.mkdir()
     (folder / "_SUCCESS").write_text("")
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError, match=r"^input 'i': the folder s3://\S+/t holds no parquet data files"):
         _read("pandas", "parquet", url, tmp_path)
     allowed = get_engine("pandas").read(IOConfig("i", format="parquet", path=url, allow_empty=True), tmp_path)
@@ -144,7 +132,7 @@ def test_a_header_only_csv_at_a_url_is_skipped_as_locally(s3, tmp_path):
     # on the next file's values ("CSV conversion error to null")
     folder = _write(tmp_path / "t", {"part-1.csv": pa.table({"id": [1, 2]})}, "csv")
     (folder / "part-0.csv").write_text("id\n")  # the first file: its columns were taken for all
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     remote, local = (_read("pandas", "csv", where, tmp_path) for where in (url, str(folder)))
     assert hash_frame(remote) == hash_frame(local)
 
@@ -152,7 +140,7 @@ def test_a_header_only_csv_at_a_url_is_skipped_as_locally(s3, tmp_path):
 def test_an_unsigned_drift_at_a_url_is_refused_naming_the_file(s3, tmp_path):
     folder = _write(tmp_path / "t", {"part-0.parquet": pa.table({"v": pa.array([1], pa.int64())}),
                                      "part-1.parquet": pa.table({"v": pa.array([2], pa.uint64())})})  # fmt: skip
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError, match=r"^input 'i': s3://\S+/t/part-1\.parquet: column 'v' is uint64 where s3://"):
         _read("pandas", "parquet", url, tmp_path)
 
@@ -162,7 +150,7 @@ def test_a_legacy_calendar_date_at_a_url_is_refused_naming_the_file(s3, tmp_path
     old = pa.table({"d": pa.array([-354280], pa.int32()).cast(pa.date32())})
     legacy = old.replace_schema_metadata({"org.apache.spark.legacyDateTime": ""})
     folder = _write(tmp_path / "t", {"part-0.parquet": legacy})
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError, match=r"^input 'i': s3://\S+/t/part-0\.parquet: column 'd' holds date "):
         _read("pandas", "parquet", url, tmp_path)
 
@@ -173,7 +161,7 @@ def test_text_at_a_url_that_is_not_utf8_is_refused_naming_the_file(s3, tmp_path,
     folder = tmp_path / "t"
     folder.mkdir()
     (folder / f"part-0.{fmt}").write_bytes(data)
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     said = rf"^input 'i': s3://\S+/t/part-0\.{fmt} is not UTF-8 text \(byte 0xff at offset \d+, line \d\); "
     with pytest.raises(EngineError, match=said):
         _read("pandas", fmt, url, tmp_path)

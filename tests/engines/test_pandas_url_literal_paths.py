@@ -41,17 +41,6 @@ _FOLDERS = {
 }
 
 
-def _polars_options(server: s3server.S3) -> dict[str, object]:
-    """storage_options as polars takes them (object_store's names), reaching ``server`` without any environment."""
-    return {
-        "aws_endpoint_url": server.endpoint,
-        "aws_access_key_id": s3server.ACCESS_KEY,
-        "aws_secret_access_key": s3server.SECRET_KEY,
-        "aws_region": "us-east-1",
-        "aws_allow_http": "true",
-    }
-
-
 @pytest.fixture(scope="module")
 def bucket(s3_server: s3server.S3) -> str:
     """One bucket holding every folder of :data:`_FOLDERS` (the keys as written, uploaded with s3fs)."""
@@ -98,7 +87,7 @@ def test_pandas_and_polars_read_one_url_as_one_table(s3, bucket, tmp_path, folde
         ),
         "polars, environment": get_engine("polars").read(IOConfig("i", format="parquet", path=url), tmp_path),
         "polars, storage_options": get_engine("polars").read(
-            IOConfig("i", format="parquet", path=url, storage_options=_polars_options(s3)), tmp_path
+            IOConfig("i", format="parquet", path=url, storage_options=s3.polars_options()), tmp_path
         ),
     }
     assert {how: _ids(frame) for how, frame in reads.items()} == dict.fromkeys(reads, _folder_ids(folder))

@@ -26,29 +26,6 @@ s3_server = s3server.s3_server  # the fixture
 s3 = s3server.s3  # the server, with the environment pointing at it
 
 
-def _polars_options(server: s3server.S3) -> dict[str, object]:
-    """storage_options as polars takes them (object_store's names), reaching ``server`` without any environment."""
-    return {
-        "aws_endpoint_url": server.endpoint,
-        "aws_access_key_id": s3server.ACCESS_KEY,
-        "aws_secret_access_key": s3server.SECRET_KEY,
-        "aws_region": "us-east-1",
-        "aws_allow_http": "true",
-    }
-
-
-def _upload(server: s3server.S3, folder: Path) -> str:
-    """Every file under ``folder``, the same bytes, into a new bucket; the folder's URL."""
-    import s3fs
-
-    bucket = server.bucket()
-    fs = s3fs.S3FileSystem(**server.options)
-    for file in sorted(folder.rglob("*")):
-        if file.is_file():
-            fs.pipe(f"{bucket[len('s3://') :]}/{folder.name}/{file.relative_to(folder).as_posix()}", file.read_bytes())
-    return f"{bucket}/{folder.name}"
-
-
 def _write(folder: Path, parts: dict[str, pa.Table], fmt: str = "parquet") -> Path:
     """``parts`` (a file's path under ``folder`` -> its rows) written as ``fmt`` files, with the hidden files Spark
     writes beside them (a ``.crc`` per file, ``_SUCCESS`` and its ``.crc``)."""
@@ -85,7 +62,7 @@ _ROWS = {
 def test_a_spark_written_partitioned_url_folder_reads_as_locally_and_as_on_pandas(s3, tmp_path):
     # refused before ("different file extensions": the .crc files); without them, k read as polars' int64
     folder = _write(tmp_path / "t", {f"{k}.parquet": v for k, v in _ROWS.items()})
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     remote = hash_frame(_read("polars", "parquet", url, tmp_path))
     assert remote == hash_frame(_read("polars", "parquet", str(folder), tmp_path))
     assert remote == hash_frame(_read("pandas", "parquet", url, tmp_path))
@@ -94,8 +71,8 @@ def test_a_spark_written_partitioned_url_folder_reads_as_locally_and_as_on_panda
 
 def test_a_url_folder_read_with_storage_options_reads_as_locally(s3_server, tmp_path):
     folder = _write(tmp_path / "t", {f"{k}.parquet": v for k, v in _ROWS.items()})
-    url = _upload(s3_server, folder)
-    remote = hash_frame(_read("polars", "parquet", url, tmp_path, _polars_options(s3_server)))
+    url = s3_server.upload(folder)
+    remote = hash_frame(_read("polars", "parquet", url, tmp_path, s3_server.polars_options()))
     assert remote == hash_frame(_read("polars", "parquet", str(folder), tmp_path))
     assert remote.schema == 'struct<"d":date,"id":int64,"k":int32,"s":string>', remote.schema
 
@@ -105,7 +82,7 @@ def test_a_text_url_folder_reads_as_locally_and_as_on_pandas(s3, tmp_path, fmt):
     # a header alone (Spark's empty task) first: skipped as locally
     folder = _write(tmp_path / "t", {f"part-1.{fmt}": pa.table({"id": [1, 2], "s": ["a", "b"]})}, fmt)
     (folder / f"part-0.{fmt}").write_text("id,s\n" if fmt == "csv" else "")
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     remote = hash_frame(_read("polars", fmt, url, tmp_path))
     assert remote == hash_frame(_read("polars", fmt, str(folder), tmp_path))
     assert remote == hash_frame(_read("pandas", fmt, url, tmp_path))
@@ -114,7 +91,7 @@ def test_a_text_url_folder_reads_as_locally_and_as_on_pandas(s3, tmp_path, fmt):
 def test_a_url_file_with_another_column_is_refused_naming_both_files(s3, tmp_path):
     folder = _write(tmp_path / "drift", {"part-0.parquet": pa.table({"id": [1], "a": ["x"]}),
                                          "part-1.parquet": pa.table({"id": [2], "a": ["y"], "b": [5]})})  # fmt: skip
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError) as err:
         _read("polars", "parquet", url, tmp_path)
     said = str(err.value)
@@ -133,7 +110,7 @@ def test_a_stray_file_or_folder_at_a_url_is_refused_naming_it(s3, tmp_path, stra
     folder = _write(tmp_path / "t", {"part-0.parquet": pa.table({"id": [1]})})
     (folder / stray).parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table({"id": [9]}), folder / stray)
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError, match=said):
         _read("polars", "parquet", url, tmp_path)
 
@@ -142,7 +119,7 @@ def test_a_url_folder_of_hidden_files_alone_is_empty(s3, tmp_path):
     folder = tmp_path / "t"
     folder.mkdir()
     (folder / "_SUCCESS").write_text("")
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError, match=r"^input 'i': the folder s3://\S+/t holds no parquet data files"):
         _read("polars", "parquet", url, tmp_path)
     allowed = get_engine("polars").read(IOConfig("i", format="parquet", path=url, allow_empty=True), tmp_path)
@@ -153,7 +130,7 @@ def test_an_unsigned_drift_at_a_url_is_refused_naming_the_file(s3, tmp_path):
     # polars' own refusal named no file
     folder = _write(tmp_path / "t", {"part-0.parquet": pa.table({"v": pa.array([1], pa.int64())}),
                                      "part-1.parquet": pa.table({"v": pa.array([2], pa.uint64())})})  # fmt: skip
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError, match=r"^input 'i': s3://\S+/t/part-1\.parquet: column 'v' is uint64 where s3://"):
         _read("polars", "parquet", url, tmp_path)
 
@@ -163,7 +140,7 @@ def test_a_legacy_calendar_date_at_a_url_is_refused_naming_the_file(s3, tmp_path
     old = pa.table({"d": pa.array([-354280], pa.int32()).cast(pa.date32())})
     legacy = old.replace_schema_metadata({"org.apache.spark.legacyDateTime": ""})
     folder = _write(tmp_path / "t", {"part-0.parquet": legacy})
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     with pytest.raises(EngineError, match=r"^input 'i': s3://\S+/t/part-0\.parquet: column 'd' holds date "):
         _read("polars", "parquet", url, tmp_path)
 
@@ -173,7 +150,7 @@ def test_text_at_a_url_that_is_not_utf8_is_refused_naming_the_file(s3, tmp_path,
     folder = tmp_path / "t"
     folder.mkdir()
     (folder / f"part-0.{fmt}").write_bytes(data)
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     said = rf"^input 'i': s3://\S+/t/part-0\.{fmt} is not UTF-8 text \(byte 0xff at offset \d+, line \d\); "
     with pytest.raises(EngineError, match=said):
         _read("polars", fmt, url, tmp_path)
@@ -188,7 +165,7 @@ def test_a_bucket_root_read_with_storage_options_reads_as_locally(s3_server, tmp
     for file in sorted(folder.rglob("*")):
         if file.is_file():
             fs.pipe(f"{bucket[len('s3://') :]}/{file.relative_to(folder).as_posix()}", file.read_bytes())
-    remote = hash_frame(_read("polars", "parquet", bucket, tmp_path, _polars_options(s3_server)))
+    remote = hash_frame(_read("polars", "parquet", bucket, tmp_path, s3_server.polars_options()))
     assert remote == hash_frame(_read("polars", "parquet", str(folder), tmp_path))
 
 
@@ -199,7 +176,7 @@ def test_int96_at_a_url_reads_as_locally(s3, tmp_path):
     folder = tmp_path / "t"
     folder.mkdir()
     pq.write_table(pa.table({"t": values}), folder / "part-0.parquet", use_deprecated_int96_timestamps=True)
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     remote = hash_frame(_read("polars", "parquet", url, tmp_path))
     assert remote == hash_frame(_read("polars", "parquet", str(folder), tmp_path))
     assert remote == hash_frame(_read("pandas", "parquet", url, tmp_path))

@@ -37,17 +37,6 @@ _FOLDERS = {
 }
 
 
-def _polars_options(server: s3server.S3) -> dict[str, object]:
-    """storage_options as polars takes them (object_store's names), reaching ``server`` without any environment."""
-    return {
-        "aws_endpoint_url": server.endpoint,
-        "aws_access_key_id": s3server.ACCESS_KEY,
-        "aws_secret_access_key": s3server.SECRET_KEY,
-        "aws_region": "us-east-1",
-        "aws_allow_http": "true",
-    }
-
-
 @pytest.fixture(scope="module")
 def bucket(s3_server: s3server.S3) -> str:
     """One bucket holding every folder of :data:`_FOLDERS` (the keys as written, uploaded with s3fs)."""
@@ -75,7 +64,7 @@ def test_polars_lists_the_key_it_reads_from_the_environment(s3, bucket, tmp_path
 
 @pytest.mark.parametrize("folder", list(_FOLDERS))
 def test_polars_lists_the_key_it_reads_with_storage_options(s3_server, bucket, tmp_path, folder):
-    io = IOConfig("i", format="parquet", path=f"{bucket}/{folder}", storage_options=_polars_options(s3_server))
+    io = IOConfig("i", format="parquet", path=f"{bucket}/{folder}", storage_options=s3_server.polars_options())
     got = get_engine("polars").read(io, tmp_path)
     assert _ids(got) == sorted(i for ids in _FOLDERS[folder].values() for i in ids)
 
@@ -85,7 +74,7 @@ def test_polars_reads_a_url_as_pandas_with_storage_options_does(s3_server, bucke
     # pandas with storage_options (fsspec) takes the key as written too
     url = f"{bucket}/{folder}"
     polars = get_engine("polars").read(
-        IOConfig("i", format="parquet", path=url, storage_options=_polars_options(s3_server)), tmp_path
+        IOConfig("i", format="parquet", path=url, storage_options=s3_server.polars_options()), tmp_path
     )
     pandas = get_engine("pandas").read(
         IOConfig("i", format="parquet", path=url, storage_options=s3_server.options), Path(tmp_path)

@@ -26,18 +26,6 @@ _BAD = {
 }
 
 
-def _upload(server: s3server.S3, folder: Path) -> str:
-    """Every file under ``folder``, the same bytes, into a new bucket; the folder's URL."""
-    import s3fs
-
-    bucket = server.bucket()
-    fs = s3fs.S3FileSystem(**server.options)
-    for file in sorted(folder.rglob("*")):
-        if file.is_file():
-            fs.pipe(f"{bucket[len('s3://') :]}/{folder.name}/{file.relative_to(folder).as_posix()}", file.read_bytes())
-    return f"{bucket}/{folder.name}"
-
-
 def _refusal(engine: str, fmt: str, path: str, base: Path) -> str:
     with pytest.raises(EngineError) as err:
         get_engine(engine).read(IOConfig("i", format=fmt, path=path), base)
@@ -56,7 +44,7 @@ def test_a_url_header_or_key_not_utf8_is_refused_naming_the_file_as_locally(s3, 
     suffix = ".gz" if compressed else ""
     (folder / f"part-0.{fmt}").write_bytes(good)
     (folder / f"part-1.{fmt}{suffix}").write_bytes(gzip.compress(bad) if compressed else bad)
-    url = _upload(s3, folder)
+    url = s3.upload(folder)
     local = _refusal(engine, fmt, str(folder), tmp_path)
     assert local.startswith(f"input 'i': {folder}/part-1.{fmt}{suffix} is not UTF-8 text (byte 0xff "), local
     assert _refusal(engine, fmt, url, tmp_path) == local.replace(str(folder), url)

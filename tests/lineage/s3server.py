@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from types import TracebackType
 from urllib.parse import urlsplit
 
@@ -57,6 +58,29 @@ class S3:
         name = f"ubunye-{uuid.uuid4().hex[:12]}"
         s3fs.S3FileSystem(**self.options).mkdir(name)
         return f"s3://{name}"
+
+    def polars_options(self) -> dict[str, object]:
+        """storage_options as polars takes them (object_store's names), reaching the server without any environment."""
+        return {
+            "aws_endpoint_url": self.endpoint,
+            "aws_access_key_id": ACCESS_KEY,
+            "aws_secret_access_key": SECRET_KEY,
+            "aws_region": "us-east-1",
+            "aws_allow_http": "true",
+        }
+
+    def upload(self, folder: Path) -> str:
+        """Every file under ``folder``, the same bytes, into a new bucket; the folder's URL."""
+        import s3fs
+
+        bucket = self.bucket()
+        fs = s3fs.S3FileSystem(**self.options)
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                fs.pipe(
+                    f"{bucket[len('s3://') :]}/{folder.name}/{file.relative_to(folder).as_posix()}", file.read_bytes()
+                )
+        return f"{bucket}/{folder.name}"
 
 
 @pytest.fixture(scope="session")
