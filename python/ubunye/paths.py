@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path, PurePath, PurePosixPath
@@ -28,6 +29,8 @@ from ubunye.lineage.store import LINEAGE_DIR
 
 if TYPE_CHECKING:
     from ubunye.config import IOConfig, TaskConfig
+
+log = logging.getLogger("ubunye")
 
 #: The folder under the usecase folder that holds the record store (and anything ubunye keeps later): the
 #: first part of the store's own LINEAGE_DIR, so the two cannot drift apart.
@@ -118,7 +121,8 @@ def check_outputs(
     and outputs named like ubunye's own hidden files (``engines.paths.reserved_part``), which other writers delete.
 
     ``locations`` maps each output name to its resolved location (``ubunye.engines.location``), ``inputs`` each
-    input name to its own.
+    input name to its own. ``storage_options`` on a local location are warned of, not refused
+    (:func:`_warn_unused_storage_options`).
     """
     read = _input_paths(config.path, inputs or {})
     root = usecase_dir.resolve()
@@ -160,6 +164,30 @@ def check_outputs(
             msg = f"{config.path}: {key}: {_shown(path)} {why}; an output must be a folder of its own"
             raise ConfigError(msg)
         seen[path] = name
+    _warn_unused_storage_options(config, "inputs", inputs or {})
+    _warn_unused_storage_options(config, "outputs", locations)
+
+
+def _warn_unused_storage_options(config: TaskConfig, side: str, locations: dict[str, str]) -> None:
+    """Log one warning per dataset of ``side`` whose ``storage_options`` meet a local location (a plain path,
+    ``file://``, ``/dbfs/``, ``/Volumes/``): every engine reads and writes it without them. Not refused: one
+    config often serves a local path in development and an ``s3://`` one in production, with the same options."""
+    datasets = config.inputs if side == "inputs" else config.outputs
+    verb = "read" if side == "inputs" else "written"
+    for name, where in locations.items():
+        io = datasets.get(name)
+        if io is None or not io.storage_options:
+            continue
+        try:
+            local = _local(where)
+        except EngineError:  # a file:// URL with a query: refused by its read or check_outputs, naming it
+            continue
+        if local is not None:  # the values may be secrets: the key is named, never its values
+            log.warning(
+                "%s: CONFIG.%s.%s.storage_options: not used: %s is a local path, %s without them (they apply to "
+                "object-store URLs such as s3://)",
+                config.path, side, name, local, verb,
+            )  # fmt: skip
 
 
 def _local_clash(given: Path, local: Path, root: Path, tasks: list[Path]) -> str | None:

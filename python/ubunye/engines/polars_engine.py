@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import polars as pl
 import pyarrow as pa
@@ -61,6 +62,7 @@ from ubunye.hashing.delta_files import (
     parquet_read_options,
     refuse_char_columns,
     refuse_legacy_delta,
+    table_filesystem,
 )
 
 if TYPE_CHECKING:
@@ -167,6 +169,35 @@ def _delta_schema_json(table: DeltaTable | None) -> str | None:
         return schema_json
     except Exception:
         return None
+
+
+def _refuse_damaged_delta_files(io: IOConfig, path: str, table: DeltaTable | None) -> None:
+    """Raise EngineError naming the input, the Delta table at ``path`` and the data file when a data file of
+    ``table`` has no readable parquet footer (truncated, overwritten): polars' reader panics on it ("assertion
+    failed: range.end as u64 <= self.size"), naming no file and dumping Rust's panic to stderr, where the pandas
+    engine names the file. Only footers are read (one ranged read each); a file that cannot be opened at all
+    (missing, unreadable) is left to polars' reader to say, as is a table deltalake could not open (``None``)."""
+    import pyarrow.parquet as pq
+
+    if table is None:
+        return
+    try:
+        files = [str(p) for p in pa.table(table.get_add_actions(flatten=True)).column("path").to_pylist()]
+        filesystem = table_filesystem(table, {str(k): str(v) for k, v in io.storage_options.items()} or None)
+    except Exception:  # the check only names a damaged file; polars' reader says what else fails
+        return
+    for file in files:
+        try:
+            handle = filesystem.open_input_file(unquote(file))
+        except Exception:
+            continue
+        try:
+            with handle:
+                pq.ParquetFile(handle)
+        except pa.ArrowInvalid as exc:  # not an OSError: a store that did not answer damaged no file
+            why = error_text(exc).splitlines()[0]
+            msg = f"input {io.name!r}: cannot read delta at {path}: its data file {file!r} is damaged (not a "
+            raise EngineError(msg + f"readable parquet file): {why}") from None
 
 
 def _root_polars_misreads(table: DeltaTable | None, local: Path | None) -> str | None:
@@ -1053,12 +1084,19 @@ class PolarsEngine(LocalEngine[pl.DataFrame]):
                 misread = _root_polars_misreads(opened, local) or _partitions_polars_misreads(opened, url=local is None)
                 if misread is not None:  # deltalake's reader takes the values from the log
                     return _through_deltalake(io, path, opened, misread)
+                if local is not None:  # before polars reads a footer: it panics on a damaged one, naming no file
+                    _refuse_damaged_delta_files(io, path, opened)
                 scan = pl.scan_delta(path, version=version, storage_options=io.storage_options or None)
                 column = _map_column(scan.collect_schema())
                 if column is not None:  # deltalake's Arrow keeps every map entry
                     why = f"keeps one entry per map key (column {column!r})"
                     return _through_deltalake(io, path, opened, why)
-                frame = scan.collect()
+                try:
+                    frame = scan.collect()
+                except BaseException as exc:  # a URL's damaged data file: named, if one is
+                    if isinstance(exc, Exception) or _is_panic(exc):
+                        _refuse_damaged_delta_files(io, path, opened)
+                    raise
                 column = _clamped_column(frame)
                 if column is not None:  # an INT96 file's value outside 1677-2262 (see there)
                     why = f"reads an INT96 timestamp outside 1677-2262 as another instant (column {column!r})"
