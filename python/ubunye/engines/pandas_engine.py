@@ -44,6 +44,7 @@ from ubunye.engines.inputs import (
 )
 from ubunye.engines.int96 import as_instants, int96_leaves, refuse_mixed, refuse_sub_microseconds
 from ubunye.engines.legacy_dates import refuse_legacy_dates, refuse_legacy_file, refuse_unsigned_drift
+from ubunye.engines.parquet_leaves import refuse_logical_only
 from ubunye.engines.partition_types import refuse_overlap, text_partitioning, typed_partitions
 from ubunye.engines.paths import escaped_url, local_path
 from ubunye.exceptions import EngineError, error_text
@@ -652,6 +653,9 @@ class PandasEngine(LocalEngine[pd.DataFrame]):
                 if filesystem is not None:  # pyarrow reads a header that is not UTF-8 without a word; a local one
                     check_utf8(io, files[0], filesystem=filesystem, shown=shown(files[0]))  # is checked already
                 return _header_table(io, text)
+        if io.format == "parquet":  # from the footers, before pyarrow reads one (pyarrow 14 fails on a FLOAT16)
+            for file in files:
+                refuse_logical_only(io.name, file, shown(file), filesystem)
         schemas = functools.cache(lambda file: _schema_of(io, file, filesystem))
         check_alike(io, files, root, lambda file: column_paths(schemas(file)), shown=shown)
         refuse_overlap(io.name, schemas(files[0]).names if files else [], files, root)

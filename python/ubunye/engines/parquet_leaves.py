@@ -9,7 +9,10 @@ array (as pyarrow reads the column) in that same order, so a leaf's number in th
 - :func:`unsigned_or_duration`: the first place in a type holding an unsigned integer or a duration, types
   rows-v1 does not hash (docs/rows-v1.md section 11) and Spark reads as other types;
 - :func:`arrow_only`: the first place holding any Arrow type rows-v1 does not hash that Spark reads as another
-  (those two, a null, a half float, an extension type such as ``arrow.uuid``) or cannot read at all.
+  (those two, a null, a half float, an extension type such as ``arrow.uuid``) or cannot read at all;
+- :func:`logical_only` and :func:`refuse_logical_only`: the same refusal read from a parquet footer's logical
+  types (JSON, UUID, FLOAT16), which every pyarrow the package supports reads, where the Arrow types above exist
+  on a newer pyarrow only (pyarrow 14 reads a JSON column as binary, a UUID as fixed_size_binary[16]).
 
 Example:
     >>> kind = pa.struct([("k", pa.int8()), ("m", pa.map_(pa.string(), pa.list_(pa.date32())))])
@@ -22,10 +25,36 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-__all__ = ["arrow_only", "children", "leaf_arrays", "leaf_types", "unsigned_or_duration"]
+from ubunye.exceptions import EngineError
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+__all__ = [
+    "arrow_only",
+    "children",
+    "leaf_arrays",
+    "leaf_types",
+    "logical_only",
+    "refuse_logical_only",
+    "unsigned_or_duration",
+]
+
+# A parquet logical type rows-v1 does not hash (docs/rows-v1.md section 11): the Arrow type a new pyarrow reads it
+# as, and what to store instead. Spark reads JSON as a string and UUID as binary: a hash of other data.
+_LOGICAL_ONLY = {
+    "JSON": ("arrow.json", "store it as a plain string first"),
+    "UUID": ("arrow.uuid", "store it as binary or text first"),
+    "FLOAT16": ("halffloat", "half floats have no rows-v1 type: cast it to float32 first"),
+}
+# What pyarrow before 15 says opening a footer holding a logical type it does not know (FLOAT16 is one)
+_UNKNOWN_LOGICAL = "LogicalType that is not recognized"
 
 
 def children(kind: pa.DataType) -> list[pa.Field] | None:
@@ -135,3 +164,59 @@ def _first_place(kind: pa.DataType, path: str, hit: Callable[[pa.DataType], bool
     # a struct's fields, and any other nested type's (a union's): a leaf has none
     fields = (kind.field(i) for i in range(kind.num_fields))
     return next((found for f in fields if (found := _first_place(f.type, f"{path}.{f.name}", hit))), None)
+
+
+def logical_only(schema: pq.ParquetSchema) -> tuple[str, str] | None:
+    """The first column of a parquet footer's ``schema`` (its dotted parquet path: ``c``, ``s.u``,
+    ``l.list.element``) whose logical type rows-v1 does not hash (JSON, UUID, FLOAT16), with that type's name;
+    None when there is none. Read from the footer, so alike on every pyarrow, whatever Arrow type it reads.
+
+    Example:
+        >>> import io
+        >>> sink = io.BytesIO()
+        >>> pq.write_table(pa.table({"i": [1]}), sink)
+        >>> logical_only(pq.ParquetFile(pa.BufferReader(sink.getvalue())).schema) is None
+        True
+    """
+    for i in range(len(schema)):
+        column = schema.column(i)
+        kind = str(column.logical_type.type)
+        if kind in _LOGICAL_ONLY:
+            return str(column.path), kind
+    return None
+
+
+def refuse_logical_only(name: str, file: Path | str, shown: str, filesystem: pafs.FileSystem | None = None) -> None:
+    """Raise EngineError naming the input ``name``, the file (as ``shown``) and the column when the footer of the
+    parquet ``file`` (on ``filesystem``, else local) holds a logical type rows-v1 does not hash (:func:`logical_only`),
+    or one this pyarrow cannot read (pyarrow 14: FLOAT16, "Thrift LogicalType that is not recognized"). A new
+    pyarrow reads JSON and UUID as extension types the hash refuses; pyarrow 14 read them as plain binary and the
+    pandas engine hashed them, where Spark reads a JSON column as a string: one table, two hashes.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:  # a plain string passes (a JSON one would not)
+        ...     pq.write_table(pa.table({"s": ["{}"]}), Path(folder) / "s.parquet")
+        ...     refuse_logical_only("i", Path(folder) / "s.parquet", "s.parquet")
+    """
+    try:
+        if filesystem is None:
+            schema = pq.ParquetFile(str(file)).schema
+        else:
+            with filesystem.open_input_file(str(file)) as handle:
+                schema = pq.ParquetFile(handle).schema
+    except OSError as exc:
+        if _UNKNOWN_LOGICAL not in str(exc):
+            raise  # not this check's to word: the read names what else is wrong with the file
+        msg = f"input {name!r}: {shown} holds a parquet logical type pyarrow {pa.__version__} does not know (its "
+        msg += "footer: FLOAT16, a half float, is one), which rows-v1 does not hash (docs/rows-v1.md section 11): "
+        msg += "cast a half float to float32 first"
+        raise EngineError(msg) from exc
+    found = logical_only(schema)
+    if found is None:
+        return
+    path, kind = found
+    arrow, instead = _LOGICAL_ONLY[kind]
+    where = f"column {path!r}" if "." not in path else f"field {path!r}"
+    msg = f"input {name!r}: {where} of {shown} is of parquet logical type {kind} ({arrow}), which rows-v1 does not "
+    raise EngineError(msg + f"hash (docs/rows-v1.md section 11): {instead}")

@@ -28,7 +28,14 @@ from ubunye.engines.partition_types import HIVE_NULL
 from ubunye.engines.paths import is_url, local_path, location
 from ubunye.engines.spark_read_back import check_partition_values, check_read_back, partition_columns, refuse_drift
 from ubunye.engines.spark_tables import check_catalog_target, check_catalog_write, check_delta_append
-from ubunye.engines.transaction import CommitHook, merge, overwrite, refuse_file_at, refuse_remote_overwrite
+from ubunye.engines.transaction import (
+    CommitHook,
+    merge,
+    overwrite,
+    refuse_file_at,
+    refuse_remote_overwrite,
+    target_of,
+)
 from ubunye.exceptions import EngineError, HashError, JarNotFoundError, SessionStartError, UbunyeError, error_text
 from ubunye.hashing import FrameHash, FrameProfile, hash_frame, profile_frame
 from ubunye.hashing.types import spark_identifier
@@ -595,9 +602,10 @@ def _refuse_arrow_only_types(io: IOConfig, files: list[Path], schema_of: Callabl
     and none on the others; or fails naming no column (a half float: "cannot read file footer" on Spark 3.5)."""
     import pyarrow as pa
 
-    from ubunye.engines.parquet_leaves import arrow_only  # pyarrow's: imported when a parquet is read
+    from ubunye.engines.parquet_leaves import arrow_only, refuse_logical_only  # imported when a parquet is read
 
     for file in files:
+        refuse_logical_only(io.name, file, str(file))  # pyarrow 14 gives JSON and UUID no extension type
         for field in schema_of(file):
             found = arrow_only(field.type, field.name)
             if found is None:
@@ -950,7 +958,8 @@ class SparkEngine:
                 if io.format == "delta" and not self._own_metadata(options):
                     mark = f"{COMMIT_MARK}={uuid.uuid4().hex}"
                     writer = writer.option("userMetadata", mark)
-                with output_lock(str(local)) if local is not None else nullcontext():
+                # the folder really written (a symlink's target), as the local engines and a run lock it
+                with output_lock(str(target_of(local))) if local is not None else nullcontext():
                     if io.format == "delta":
                         check_delta_append(self.spark, frame, io, where)
                     hook()
