@@ -223,7 +223,7 @@ def test_a_url_deltalake_reads_as_another_place_than_spark_is_refused(spark, tmp
     assert DeltaTable(url).to_pyarrow_table().num_rows == 3  # deltalake: the other folder
     cache = FileSumsCache(tmp_path / "records")
     for _ in range(2):
-        with pytest.raises(EngineError, match="Spark as the characters they are"):
+        with pytest.raises(EngineError, match="Spark reads them as the characters they are"):
             hash_delta(url, cache=cache, spark=spark)
         spark.range(200, 201).write.format("delta").mode("append").save(url)
     assert hash_delta(url, cache=cache).hash_mode == "full"  # without Spark, deltalake reads it as the read does
