@@ -43,7 +43,7 @@ def run(tmp_path: Path, sig: int) -> pytest.ExceptionInfo[TaskError]:
     cfg = {
         "CONFIG": {
             "outputs": {"out": {"format": "parquet", "path": "data/out", "mode": "overwrite"}},
-            "transform": {"type": "task", "params": {"signal": str(sig)}},
+            "transform": {"type": "task", "params": {"signal": str(int(sig))}},  # 3.10's str() is "Signals.SIGINT"
             "monitors": ["lineage"],
         }
     }

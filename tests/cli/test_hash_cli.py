@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
@@ -43,7 +44,8 @@ def files(tmp_path):
     ROWS.to_parquet(tmp_path / "orders.parquet", index=False)
     shuffled().to_csv(tmp_path / "orders.csv", index=False)
     shuffled().to_json(tmp_path / "orders.json", orient="records", lines=True)
-    write_deltalake(tmp_path / "orders_delta", shuffled())
+    # as Arrow: deltalake takes a pandas frame only from pandas 2.2 on (Databricks 14.3 to 16.4 LTS run 1.5.3)
+    write_deltalake(tmp_path / "orders_delta", pa.Table.from_pandas(shuffled()))
     parts = tmp_path / "parts"
     parts.mkdir()
     ROWS.iloc[:25].to_parquet(parts / "part-0.parquet", index=False)

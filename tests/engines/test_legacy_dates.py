@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import convert_to_deltalake
 
+from tests.optional import HAVE_POLARS, LOCAL_ENGINES
 from ubunye.cli.hash import hash_target
 from ubunye.exceptions import EngineError
 from ubunye.hashing.delta_hash import hash_delta
@@ -90,7 +91,8 @@ def test_legacy_date_in_second_file_is_refused_naming_it(tmp_path: Path, engine:
     msg = refusal(str(folder), "parquet", engine)
     assert f"{folder / 'part-1.parquet'}: column 'd' holds date 1000-01-01" in msg
     assert "org.apache.spark.legacyDateTime" in msg
-    assert msg == refusal(str(folder), "parquet", "polars" if engine == "pandas" else "pandas")
+    if HAVE_POLARS:  # the other engine says the same (Python 3.10 has no polars: pandas alone)
+        assert msg == refusal(str(folder), "parquet", "polars" if engine == "pandas" else "pandas")
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -185,8 +187,8 @@ def test_unsigned_or_duration_in_second_file_is_refused_naming_it(tmp_path: Path
     folder.mkdir()
     pq.write_table(pa.table({"id": [1], "v": pa.array([1], pa.int64())}), folder / "part-0.parquet")
     pq.write_table(pa.table({"id": [2], "v": second}), folder / "part-1.parquet")
-    messages = [refusal(str(folder), "parquet", engine) for engine in ENGINES]
-    assert messages[0] == messages[1]
+    messages = [refusal(str(folder), "parquet", engine) for engine in LOCAL_ENGINES]
+    assert len(set(messages)) == 1, messages
     assert f"{folder / 'part-1.parquet'}: column 'v' is {second.type} where" in messages[0]
 
 

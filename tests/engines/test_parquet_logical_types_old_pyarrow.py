@@ -27,7 +27,7 @@ from ubunye.exceptions import EngineError
 _WRITE = """
 import sys
 from pathlib import Path
-import pyarrow as pa, pyarrow.parquet as pq
+import numpy as np, pyarrow as pa, pyarrow.parquet as pq
 root = Path(sys.argv[1])
 uuids = pa.array([b"0123456789abcdef", None], pa.binary(16)).cast(pa.uuid())
 tables = {
@@ -35,22 +35,29 @@ tables = {
     "uuid": pa.table({"u": uuids, "i": [1, 2]}),
     "uuid_struct": pa.table({"s": pa.StructArray.from_arrays([uuids], ["u"]), "i": [1, 2]}),
     "json_list": pa.table({"i": [1, 2], "l": pa.ListArray.from_arrays([0, 1, 1], pa.array(['"x"']).cast(pa.json_()))}),
-    "float16": pa.table({"i": [1, 2], "h": pa.array([1.5, None], pa.float16())}),
+    # of np.float16 values: pyarrow 19 makes no float16 array of Python floats
+    "float16": pa.table({"i": [1, 2], "h": pa.array(np.array([1.5, 0], np.float16), mask=np.array([False, True]))}),
 }
 for name, table in tables.items():
     (root / name).mkdir(parents=True)
     pq.write_table(table, root / name / "part-0.parquet")
 """
-_CAN_WRITE = "import pyarrow as pa; pa.json_(); pa.uuid(); pa.float16()"
+# pyarrow 19 (Databricks 17.3) has pa.uuid() but writes it as a plain FIXED_LEN_BYTE_ARRAY(16), no UUID logical type
+_CAN_WRITE = """
+import io
+import pyarrow as pa, pyarrow.parquet as pq
+sink = io.BytesIO()
+pq.write_table(pa.table({"u": pa.array([b"0123456789abcdef"], pa.binary(16)).cast(pa.uuid())}), sink)
+assert pq.ParquetFile(sink).schema.column(0).logical_type.type == "UUID"
+"""
 
 
 def _writer() -> str | None:
     """A Python whose pyarrow writes the JSON, UUID and FLOAT16 logical types: this one, else the main venv's."""
-    if all(hasattr(pa, name) for name in ("json_", "uuid")):
-        return sys.executable
     main = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "python"
-    if main.exists() and subprocess.run([str(main), "-c", _CAN_WRITE], capture_output=True).returncode == 0:
-        return str(main)
+    for python in (Path(sys.executable), main):
+        if python.exists() and subprocess.run([str(python), "-c", _CAN_WRITE], capture_output=True).returncode == 0:
+            return str(python)
     return None
 
 

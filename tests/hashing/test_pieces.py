@@ -167,7 +167,8 @@ def test_views_sharing_their_bytes_are_bounded_by_their_lengths(view):
     shared = pa.Array.from_buffers(getattr(pa, view)(), 50, [None, pa.py_buffer(views.tobytes()), pa.py_buffer(data)])
     shared.validate(full=True)
     table = pa.table({"v": shared})
-    assert int(shared.nbytes) < 30_000 * 2 < _written(table) <= _bound(table)
+    held = sum(b.size for b in shared.buffers() if b is not None)  # pyarrow 19's nbytes refuses view types
+    assert held < 30_000 * 2 < _written(table) <= _bound(table)
 
 
 def test_map_keys_escaped_again_at_every_level_are_bounded():

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from tests.lineage.usecase import write_task
@@ -71,7 +72,8 @@ def test_a_delta_append_to_the_delta_table_read_adds_a_version(tmp_path: Path, e
 
     uc = tmp_path / "uc"
     (uc / "data").mkdir(parents=True)
-    write_deltalake(str(uc / "data" / "d"), pd.DataFrame({"a": [1, 2]}))
+    # as Arrow: deltalake takes a pandas frame only from pandas 2.2 on (Databricks 14.3 to 16.4 LTS run 1.5.3)
+    write_deltalake(str(uc / "data" / "d"), pa.table({"a": [1, 2]}))
     task_dir = task(uc, "data/d", "data/d", input_format="delta")
     assert run_task(task_dir, engine=engine, lineage=True).status == "success"
     table = DeltaTable(str(uc / "data" / "d"))

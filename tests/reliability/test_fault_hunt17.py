@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from tests.lineage.usecase import write_task
@@ -51,7 +52,8 @@ def parquet_input_task(uc: Path, output_path: str, input_path: str = "data/src",
     if input_fmt == "delta":
         from deltalake import write_deltalake
 
-        write_deltalake(str(source), pd.DataFrame({"k": [1, 2, 3]}))
+        # as Arrow: deltalake takes a pandas frame only from pandas 2.2 on (Databricks 14.3 to 16.4 LTS run 1.5.3)
+        write_deltalake(str(source), pa.table({"k": [1, 2, 3]}))
     else:
         source.mkdir(parents=True)
         pd.DataFrame({"k": [1, 2, 3]}).to_parquet(source / "part-0.parquet")
@@ -228,7 +230,7 @@ def test_a_first_delta_write_killed_before_its_commit_is_checked_as_delta(tmp_pa
     # What the kill leaves when it lands between deltalake's data file and its log commit: that very data file
     # (deltalake's own, of the same rows, from a table written beside) and no log.
     made = tmp_path / "made"
-    write_deltalake(str(made), pd.DataFrame({"k": range(5), "v": [f"v{i}" for i in range(5)]}))
+    write_deltalake(str(made), pa.table({"k": range(5), "v": [f"v{i}" for i in range(5)]}))
     out.mkdir(parents=True, exist_ok=True)  # the write made the empty folder before its checkpoint
     for part in made.glob("*.parquet"):
         part.rename(out / part.name)

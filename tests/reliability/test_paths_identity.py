@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
@@ -281,7 +282,8 @@ def input_task(uc: Path, output: dict[str, str], input_path: str = "data/i", fmt
     if fmt == "delta":
         from deltalake import write_deltalake
 
-        write_deltalake(str(source), pd.DataFrame({"a": [1, 2]}))
+        # as Arrow: deltalake takes a pandas frame only from pandas 2.2 on (Databricks 14.3 to 16.4 LTS run 1.5.3)
+        write_deltalake(str(source), pa.table({"a": [1, 2]}))
     else:
         source.mkdir(parents=True, exist_ok=True)
         pd.DataFrame({"a": [1, 2]}).to_parquet(source / "part-0.parquet")
